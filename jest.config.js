@@ -1,0 +1,16 @@
+/** @type {import('jest').Config} */
+module.exports = {
+    testEnvironment: 'node',
+    roots: ['<rootDir>/test'],
+    testMatch: ['**/*.test.ts'],
+    transform: {
+        '^.+\\.ts$': ['ts-jest', { tsconfig: '<rootDir>/tsconfig.json', diagnostics: false }],
+    },
+    moduleNameMapper: {
+        '^crawlee-throttling$': '<rootDir>/packages/throttling/src/index.ts',
+        '^@crawlee-throttling/polite-web$': '<rootDir>/packages/polite-web/src/index.ts',
+    },
+    // End-to-end tests start real crawlers and servers; give them room on a 2-core machine.
+    testTimeout: 60_000,
+    maxWorkers: 2,
+};
