@@ -1,0 +1,29 @@
+import type { IRequestManager } from '@crawlee/core';
+
+/**
+ * The queue side of one throttled domain: its `throttled-<domain>` queue and the counts the
+ * scheduler keeps so it never has to ask the queue whether there is work.
+ */
+export class DomainQueue {
+    /** The opened queue; undefined until first use. */
+    opened?: IRequestManager;
+    /** Opening in progress, so concurrent first uses open it once. */
+    opening?: Promise<IRequestManager>;
+    /** Requests waiting in the queue as far as this process knows. */
+    queued = 0;
+    /** Requests of this domain handed out and not yet handled or reclaimed. */
+    inFlight = 0;
+    /** Where the domain sits in the scheduler, so it is never filed twice. */
+    scheduled?: 'ring' | 'heap';
+
+    constructor(
+        readonly key: string,
+        readonly queueName: string,
+    ) {}
+
+    /** The opened queue; only valid after the scheduler opened it. */
+    get queue(): IRequestManager {
+        if (!this.opened) throw new Error(`The queue ${this.queueName} is used before it was opened`);
+        return this.opened;
+    }
+}

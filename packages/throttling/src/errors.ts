@@ -1,0 +1,77 @@
+import { CriticalError, RetryRequestError } from '@crawlee/core';
+
+/** Base of the plugin's own errors; each subclass has a stable `code` to match on. */
+export abstract class ThrottlingError extends Error {
+    abstract readonly code: string;
+    override name = 'ThrottlingError';
+}
+
+/** The options object given to the manager (or to `attach`) is not valid. */
+export class ThrottlingOptionsError extends ThrottlingError {
+    override name = 'ThrottlingOptionsError' as const;
+    readonly code = 'ERR_THROTTLING_OPTIONS' as const;
+}
+
+/** Discovering one more domain under `domains: 'all'` would exceed `maxThrottledDomains`. */
+export class ThrottledDomainLimitError extends ThrottlingError {
+    override name = 'ThrottledDomainLimitError' as const;
+    readonly code = 'ERR_THROTTLING_DOMAIN_LIMIT' as const;
+
+    constructor(
+        readonly limit: number,
+        readonly rejectedDomains: readonly string[],
+    ) {
+        super(
+            `maxThrottledDomains (${limit}) reached: ${rejectedDomains.length} request(s) for new domain(s) ` +
+                `${rejectedDomains.slice(0, 5).join(', ')}${rejectedDomains.length > 5 ? ', …' : ''} were not added. ` +
+                `Raise maxThrottledDomains or list the domains to throttle explicitly.`,
+        );
+    }
+}
+
+/** One domain that has refused every request for longer than `maxDomainStallSecs`. */
+export interface StalledDomain {
+    domain: string;
+    /** How long it has been refusing, in milliseconds (idle time and crawl delays excluded). */
+    stalledForMs: number;
+    /** Requests of that domain still queued: they stay there for a later resume. */
+    queued: number;
+}
+
+/**
+ * Ends the crawl: a domain kept answering "slow down" for longer than `maxDomainStallSecs`.
+ * Extends Crawlee's `CriticalError`, so `crawler.run()` rejects with it; the stalled domains'
+ * requests stay queued, and a later run with `purgeOnStart: false` resumes them.
+ */
+export class PersistentRateLimitError extends CriticalError {
+    override name = 'PersistentRateLimitError' as const;
+    readonly code = 'ERR_THROTTLING_PERSISTENT_RATE_LIMIT' as const;
+
+    constructor(readonly domains: readonly StalledDomain[]) {
+        super(
+            `Persistent rate limiting: ${domains
+                .map((d) => `${d.domain} has refused every request for ${Math.round(d.stalledForMs / 1000)} s (${d.queued} request(s) left queued)`)
+                .join('; ')}. The crawl stops here; resume it later with purgeOnStart disabled.`,
+        );
+    }
+}
+
+/**
+ * Thrown from the crawler integration when a response asks us to slow down (429 by default).
+ * A `RetryRequestError`, so Crawlee retries it without spending `maxRequestRetries`; the plugin
+ * also restores `retryCount` and keeps the session from being penalised.
+ */
+export class RequestThrottledError extends RetryRequestError {
+    override name = 'RequestThrottledError' as const;
+    readonly code = 'ERR_THROTTLING_REQUEST_THROTTLED' as const;
+
+    constructor(
+        readonly url: string,
+        readonly statusCode: number,
+        readonly waitMs: number | undefined,
+    ) {
+        super(
+            `${url} answered ${statusCode}${waitMs !== undefined ? ` (wait ${waitMs} ms)` : ''}: the request goes back to its domain queue and is retried after the backoff`,
+        );
+    }
+}

@@ -1,0 +1,187 @@
+import type { Configuration, IRequestManager } from '@crawlee/core';
+import { z } from 'zod';
+
+import type { Clock } from './clock';
+import { systemClock } from './clock';
+import type { DomainStateStore } from './domain-state-store';
+import type { ThrottleBy } from './domain-key';
+import { ThrottlingOptionsError } from './errors';
+
+/** Opens the queue that holds one throttled domain's requests. */
+export type RequestManagerOpener = (name: string, options: { config?: Configuration }) => Promise<IRequestManager>;
+
+/** A request manager, or a factory called once on first use that returns one. */
+export type InnerRequestManager = IRequestManager | (() => IRequestManager | Promise<IRequestManager>);
+
+/** Options of {@link ThrottlingRequestManager}. Option names follow Crawlee v4's manager. */
+export interface ThrottlingRequestManagerOptions {
+    /**
+     * Holds the requests of domains that are not throttled (and anything that arrives without a
+     * domain). A manager, or a factory called once on first use.
+     * @default the default RequestQueue, opened on first use
+     */
+    inner?: InnerRequestManager;
+    /**
+     * Domains to throttle: a list of hostnames (`example.com`, `xn--bcher-kva.example`, `[::1]`),
+     * or `'all'` to throttle every domain the crawl meets. Wildcards are not hostnames: use
+     * `throttleBy: 'registrableDomain'` to group subdomains.
+     */
+    domains: readonly string[] | 'all';
+    /**
+     * What one throttled "domain" is: the URL's hostname, or its registrable domain (so
+     * `a.example.com` and `b.example.com` share one clock). IPs and `localhost` stay per hostname.
+     * @default 'hostname'
+     */
+    throttleBy?: ThrottleBy;
+    /**
+     * First backoff after a refusal without a usable `Retry-After`, doubled on each further
+     * escalation.
+     * @default 2
+     */
+    baseDelaySecs?: number;
+    /**
+     * Cap on any backoff and on `Retry-After`; applying it logs a warning naming the source.
+     * @default 60
+     */
+    maxDelaySecs?: number;
+    /**
+     * Floor under every throttled domain's crawl delay: the least time between two dispatches to one
+     * domain.
+     * @default 0
+     */
+    minCrawlDelaySecs?: number;
+    /**
+     * A domain refusing every request for longer than this (idle time and crawl delays not counted),
+     * with work still queued, ends the crawl with `PersistentRateLimitError`.
+     * @default 900
+     */
+    maxDomainStallSecs?: number;
+    /**
+     * Most domains discovered under `domains: 'all'`. Going past it throws
+     * `ThrottledDomainLimitError`; a batch that overflows still stores what fits.
+     * @default 100
+     */
+    maxThrottledDomains?: number;
+    /**
+     * Key in the default key-value store under which discovered domains (and their clocks) are kept
+     * for resuming. Give each manager sharing one storage its own key.
+     * @default 'CRAWLEE_THROTTLED_DOMAINS'
+     */
+    persistStateKey?: string;
+    /**
+     * Opens the queue of each throttled domain, named `throttled-<domain>`.
+     * @default RequestQueue.open
+     */
+    requestManagerOpener?: RequestManagerOpener;
+    /**
+     * Time source in epoch milliseconds; inject a manual clock in tests.
+     * @default the system clock
+     */
+    clock?: Clock;
+    /**
+     * Where domain states live; replace it to share pacing between processes.
+     * @default an in-memory store
+     */
+    stateStore?: DomainStateStore;
+}
+
+/** Options with every default applied: what the manager works with. */
+export interface ResolvedThrottlingOptions {
+    inner?: InnerRequestManager;
+    domains: readonly string[] | 'all';
+    throttleBy: ThrottleBy;
+    baseDelayMs: number;
+    maxDelayMs: number;
+    minCrawlDelayMs: number;
+    maxDomainStallMs: number;
+    maxThrottledDomains: number;
+    persistStateKey: string;
+    requestManagerOpener?: RequestManagerOpener;
+    clock: Clock;
+    stateStore?: DomainStateStore;
+}
+
+const isFunction = (value: unknown): value is (...args: never[]) => unknown => typeof value === 'function';
+const isRequestManagerLike = (value: unknown): boolean =>
+    typeof value === 'object' &&
+    value !== null &&
+    isFunction((value as IRequestManager).fetchNextRequest) &&
+    isFunction((value as IRequestManager).addRequest);
+
+const seconds = (what: string) =>
+    z.number({ error: `${what} must be a number of seconds` }).finite(`${what} must be finite`).min(0, `${what} must be >= 0`);
+
+/** Validates {@link ThrottlingRequestManagerOptions}; unknown options are errors. */
+export const throttlingOptionsSchema = z.strictObject({
+    inner: z
+        .custom<InnerRequestManager>((v) => isRequestManagerLike(v) || isFunction(v), {
+            error: 'inner must be a request manager (with fetchNextRequest and addRequest) or a function returning one',
+        })
+        .optional(),
+    domains: z.union([z.literal('all'), z.array(z.string({ error: 'each entry of domains must be a hostname string' }))], {
+        error: "domains is required: a list of hostnames, or 'all'",
+    }),
+    throttleBy: z.enum(['hostname', 'registrableDomain'], { error: "throttleBy must be 'hostname' or 'registrableDomain'" }).optional(),
+    baseDelaySecs: seconds('baseDelaySecs').optional(),
+    maxDelaySecs: seconds('maxDelaySecs').optional(),
+    minCrawlDelaySecs: seconds('minCrawlDelaySecs').optional(),
+    maxDomainStallSecs: seconds('maxDomainStallSecs').optional(),
+    maxThrottledDomains: z
+        .number({ error: 'maxThrottledDomains must be a positive integer' })
+        .int('maxThrottledDomains must be an integer')
+        .positive('maxThrottledDomains must be >= 1')
+        .optional(),
+    persistStateKey: z.string().min(1, 'persistStateKey must be a non-empty string').optional(),
+    requestManagerOpener: z.custom<RequestManagerOpener>(isFunction, { error: 'requestManagerOpener must be a function' }).optional(),
+    clock: z
+        .custom<Clock>((v) => typeof v === 'object' && v !== null && isFunction((v as Clock).now), {
+            error: 'clock must be an object with a now() method returning epoch milliseconds',
+        })
+        .optional(),
+    stateStore: z
+        .custom<DomainStateStore>(
+            (v) => typeof v === 'object' && v !== null && ['read', 'update', 'list', 'clear'].every((m) => isFunction((v as never)[m])),
+            { error: 'stateStore must implement read, update, list and clear' },
+        )
+        .optional(),
+});
+
+/** Turns zod's issues into one message that names each bad option and what is allowed. */
+export function formatOptionIssues(subject: string, error: z.ZodError): string {
+    const lines = error.issues.map((issue) => {
+        if (issue.code === 'unrecognized_keys') {
+            return `unknown option(s) ${issue.keys.map((k) => `\`${k}\``).join(', ')}`;
+        }
+        const path = issue.path.length ? `\`${issue.path.join('.')}\`` : 'options';
+        return `${path}: ${issue.message}`;
+    });
+    return `Invalid ${subject} options: ${lines.join('; ')}`;
+}
+
+/** Validates user options and applies every default, in this one place. */
+export function resolveThrottlingOptions(options: ThrottlingRequestManagerOptions): ResolvedThrottlingOptions {
+    const parsed = throttlingOptionsSchema.safeParse(options);
+    if (!parsed.success) throw new ThrottlingOptionsError(formatOptionIssues('ThrottlingRequestManager', parsed.error));
+    const o = parsed.data;
+    const baseDelaySecs = o.baseDelaySecs ?? 2;
+    const maxDelaySecs = o.maxDelaySecs ?? 60;
+    if (baseDelaySecs > maxDelaySecs) {
+        throw new ThrottlingOptionsError(
+            `Invalid ThrottlingRequestManager options: \`baseDelaySecs\` (${baseDelaySecs}) must not exceed \`maxDelaySecs\` (${maxDelaySecs})`,
+        );
+    }
+    return {
+        inner: o.inner,
+        domains: o.domains,
+        throttleBy: o.throttleBy ?? 'hostname',
+        baseDelayMs: baseDelaySecs * 1000,
+        maxDelayMs: maxDelaySecs * 1000,
+        minCrawlDelayMs: (o.minCrawlDelaySecs ?? 0) * 1000,
+        maxDomainStallMs: (o.maxDomainStallSecs ?? 900) * 1000,
+        maxThrottledDomains: o.maxThrottledDomains ?? 100,
+        persistStateKey: o.persistStateKey ?? 'CRAWLEE_THROTTLED_DOMAINS',
+        requestManagerOpener: o.requestManagerOpener,
+        clock: o.clock ?? systemClock,
+        stateStore: o.stateStore,
+    };
+}

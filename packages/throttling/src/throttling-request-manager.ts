@@ -1,0 +1,618 @@
+import type {
+    AddRequestsBatchedOptions,
+    AddRequestsBatchedResult,
+    Configuration,
+    Dictionary,
+    IRequestManager,
+    Request,
+    RequestOptions,
+    RequestQueueOperationOptions,
+    RequestsLike,
+    Source,
+} from '@crawlee/core';
+import { log as crawleeLog, RequestQueue } from '@crawlee/core';
+import type { ProcessedRequest } from '@crawlee/types';
+
+import type { Clock } from './clock';
+import { domainKeyOfConfigured, domainKeyOfUrl } from './domain-key';
+import type { DomainState } from './domain-state';
+import type { DomainStateStore } from './domain-state-store';
+import { InMemoryDomainStateStore } from './domain-state-store';
+import { PersistentRateLimitError, ThrottledDomainLimitError } from './errors';
+import type { StalledDomain } from './errors';
+import { MinHeap } from './min-heap';
+import type { ResolvedThrottlingOptions, ThrottlingRequestManagerOptions } from './options';
+import { resolveThrottlingOptions } from './options';
+import type { PacingSignal } from './pacing-signal';
+import { throttledQueueName } from './queue-name';
+import type { DomainSnapshot, Readiness } from './readiness';
+import { DomainQueue } from './domain-queue';
+
+/** How many held-back requests one fetch may move out of `inner` before giving the slot back. */
+const MAX_MOVES_PER_FETCH = 100;
+
+/** Where a handed-out request came from, so its completion or reclaim goes back there. */
+interface Handout {
+    source: IRequestManager;
+    domain?: DomainQueue;
+}
+
+/**
+ * A Crawlee request manager that paces every throttled domain on two clocks (crawl delay and
+ * backoff), keeps one `throttled-<domain>` queue per domain and never blocks a fetch.
+ *
+ * On Crawlee 3.x hand it to a crawler as `requestQueue` (the crawler's option validation rejects
+ * `requestManager`); on v4 it goes to `requestManager`.
+ */
+export class ThrottlingRequestManager implements IRequestManager {
+    /** Options with defaults applied. */
+    readonly options: ResolvedThrottlingOptions;
+    // Crawlee configuration for opening storages; undefined means the global one.
+    private readonly config?: Configuration;
+    // Time source for every decision.
+    private readonly clock: Clock;
+    // Pacing state per domain, behind an interface so several processes can share it later.
+    private readonly states: DomainStateStore;
+    // Queue bookkeeping per throttled domain key.
+    private readonly domainQueues = new Map<string, DomainQueue>();
+    // Configured domain keys (empty under 'all').
+    private readonly listedDomains: ReadonlySet<string>;
+    // Domains with work that are ready now, served round-robin so none is drained first.
+    private readonly readyRing: DomainQueue[] = [];
+    // Domains with work that wait for a clock, ordered by when they become ready.
+    private readonly waiting = new MinHeap<DomainQueue>();
+    // Which queue handed out each live request (by identity: uniqueKeys may collide across queues).
+    private readonly handouts = new WeakMap<Request, Handout>();
+    // Requests moved from `inner` into a domain queue: marked handled in `inner`, so not counted twice.
+    private movedCount = 0;
+    // Raised by `minIntervalEverywhere` signals; never lowered.
+    private floorMs: number;
+    // Alternates the first look between domain queues and `inner`, so neither starves.
+    private preferInner = false;
+    // The inner manager once opened, and the promise of opening it.
+    private inner?: IRequestManager;
+    private innerOpening?: Promise<IRequestManager>;
+    // Forwarded onto every queue underneath, including ones opened later.
+    private forwardedTimeoutMillis?: number;
+    private forwardedLockSecs?: number;
+    private readonly log = crawleeLog.child({ prefix: 'ThrottlingRequestManager' });
+
+    constructor(options: ThrottlingRequestManagerOptions, config?: Configuration) {
+        this.options = resolveThrottlingOptions(options);
+        this.config = config;
+        this.clock = this.options.clock;
+        this.states = this.options.stateStore ?? new InMemoryDomainStateStore();
+        this.floorMs = this.options.minCrawlDelayMs;
+        const { domains, throttleBy } = this.options;
+        this.listedDomains = new Set(domains === 'all' ? [] : domains.map((d) => domainKeyOfConfigured(d, throttleBy)));
+        for (const key of this.listedDomains) this.states.update(key, () => undefined);
+    }
+
+    // ---- crawler-facing properties -------------------------------------------------------------
+
+    /** Written by Crawlee's crawler constructor; forwarded to every queue underneath. */
+    get internalTimeoutMillis(): number | undefined {
+        return this.forwardedTimeoutMillis;
+    }
+
+    set internalTimeoutMillis(value: number | undefined) {
+        this.forwardedTimeoutMillis = value;
+        this.forEachQueue((q) => forward(q, 'internalTimeoutMillis', value));
+    }
+
+    /** Written by Crawlee's crawler constructor; forwarded to every queue underneath. */
+    get requestLockSecs(): number | undefined {
+        return this.forwardedLockSecs;
+    }
+
+    set requestLockSecs(value: number | undefined) {
+        this.forwardedLockSecs = value;
+        this.forEachQueue((q) => forward(q, 'requestLockSecs', value));
+    }
+
+    /** The manager holding requests of unthrottled domains (opened on first use). */
+    get innerManager(): IRequestManager | undefined {
+        return this.inner;
+    }
+
+    /** Whether `domain` (a hostname or URL host) is paced by this manager. */
+    isThrottled(domainKey: string): boolean {
+        return this.options.domains === 'all' || this.listedDomains.has(domainKey);
+    }
+
+    /** The domain key of a URL under this manager's `throttleBy`. */
+    domainKeyOf(url: string): string | undefined {
+        return domainKeyOfUrl(url, this.options.throttleBy);
+    }
+
+    // ---- IRequestManager --------------------------------------------------------------------------
+
+    async addRequest(requestLike: Source, options?: RequestQueueOperationOptions) {
+        const url = typeof requestLike === 'string' ? requestLike : requestLike.url;
+        const target = url === undefined || hasRequestsFromUrl(requestLike) ? undefined : ((await this.targetOf(url, 'throw')) ?? undefined);
+        if (!target) return (await this.getInner()).addRequest(requestLike, options);
+        const info = await target.queue.addRequest(requestLike, options);
+        if (!info.wasAlreadyPresent) this.noteAdded(target, 1);
+        return info;
+    }
+
+    async addRequestsBatched(requests: RequestsLike, options: AddRequestsBatchedOptions = {}): Promise<AddRequestsBatchedResult> {
+        const items: (Source & { url?: string })[] = [];
+        for await (const item of requests as AsyncIterable<Source | string>) items.push(typeof item === 'string' ? { url: item } : item);
+
+        const { maxNewRequests, ...passThrough } = options;
+        const added: ProcessedRequest[] = [];
+        const later: Promise<ProcessedRequest[]>[] = [];
+        const overflow: string[] = [];
+        let budget = maxNewRequests ?? Infinity;
+        let cursor = 0;
+        while (cursor < items.length && budget > 0) {
+            // With a budget, send no more than it could admit, so requestsOverLimit is exact.
+            const chunk = items.slice(cursor, maxNewRequests === undefined ? items.length : cursor + budget);
+            cursor += chunk.length;
+            const groups = new Map<DomainQueue | undefined, Source[]>();
+            for (const item of chunk) {
+                let target: DomainQueue | undefined;
+                if (item.url !== undefined && !hasRequestsFromUrl(item)) {
+                    const routed = await this.targetOf(item.url, 'skip');
+                    if (routed === null) {
+                        overflow.push(this.domainKeyOf(item.url)!);
+                        continue;
+                    }
+                    target = routed;
+                }
+                const group = groups.get(target) ?? [];
+                group.push(item);
+                groups.set(target, group);
+            }
+            for (const [target, group] of groups) {
+                const queue = target ? target.queue : await this.getInner();
+                const waitForAll = passThrough.waitForAllRequestsToBeAdded || maxNewRequests !== undefined;
+                const result = await queue.addRequestsBatched(group, { ...passThrough, waitForAllRequestsToBeAdded: waitForAll });
+                const fresh = result.addedRequests.filter((r) => !r.wasAlreadyPresent).length;
+                if (target) this.noteAdded(target, fresh);
+                added.push(...result.addedRequests);
+                budget -= fresh;
+                if (!waitForAll) {
+                    later.push(
+                        result.waitForAllRequestsToBeAdded.then((rest) => {
+                            if (target) this.noteAdded(target, rest.filter((r) => !r.wasAlreadyPresent).length);
+                            return rest;
+                        }),
+                    );
+                }
+            }
+        }
+        const requestsOverLimit = maxNewRequests === undefined ? undefined : items.slice(cursor);
+        if (overflow.length) throw new ThrottledDomainLimitError(this.options.maxThrottledDomains, [...new Set(overflow)]);
+        return {
+            addedRequests: added,
+            waitForAllRequestsToBeAdded: Promise.all(later).then((lists) => lists.flat()),
+            ...(requestsOverLimit ? { requestsOverLimit } : {}),
+        } as AddRequestsBatchedResult;
+    }
+
+    async fetchNextRequest<T extends Dictionary = Dictionary>(): Promise<Request<T> | null> {
+        await this.getInner();
+        this.preferInner = !this.preferInner;
+        if (this.preferInner) {
+            return ((await this.fetchFromInner()) ?? (await this.fetchFromDomains())) as Request<T> | null;
+        }
+        return ((await this.fetchFromDomains()) ?? (await this.fetchFromInner())) as Request<T> | null;
+    }
+
+    async markRequestHandled(request: Request) {
+        const handout = this.handoutOf(request);
+        this.handouts.delete(request);
+        const result = await handout.source.markRequestHandled(request);
+        if (handout.domain) {
+            handout.domain.inFlight = Math.max(0, handout.domain.inFlight - 1);
+            this.states.update(handout.domain.key, (s) => s.recordSuccess());
+        }
+        return result;
+    }
+
+    async reclaimRequest(request: Request, options?: RequestQueueOperationOptions) {
+        const handout = this.handoutOf(request);
+        this.handouts.delete(request);
+        const result = await handout.source.reclaimRequest(request, options);
+        const entry = handout.domain;
+        if (entry) {
+            entry.inFlight = Math.max(0, entry.inFlight - 1);
+            // A request reclaimed to `inner` is re-routed when fetched again; only count own queue's.
+            if (handout.source === entry.queue) this.noteAdded(entry, 1);
+        }
+        return result;
+    }
+
+    async isEmpty(): Promise<boolean> {
+        this.promoteDue(this.clock.now());
+        if (this.readyRing.length > 0) return false;
+        const inner = await this.getInner();
+        return inner.isEmpty();
+    }
+
+    async isFinished(): Promise<boolean> {
+        const readiness = await this.checkReadiness();
+        if (readiness.kind === 'stalled') throw new PersistentRateLimitError(readiness.domains);
+        return readiness.kind === 'finished';
+    }
+
+    async handledCount(): Promise<number> {
+        const counts = await Promise.all([this.getInner(), ...this.openQueues()].map(async (q) => (await q).handledCount()));
+        return counts.reduce((a, b) => a + b, 0) - this.movedCount;
+    }
+
+    getTotalCount(): number {
+        let total = this.inner?.getTotalCount() ?? 0;
+        for (const entry of this.domainQueues.values()) total += entry.opened?.getTotalCount() ?? 0;
+        return total - this.movedCount;
+    }
+
+    getPendingCount(): number {
+        let pending = this.inner?.getPendingCount() ?? 0;
+        for (const entry of this.domainQueues.values()) pending += entry.opened?.getPendingCount() ?? 0;
+        return pending;
+    }
+
+    async *[Symbol.asyncIterator](): AsyncGenerator<Request> {
+        for (;;) {
+            const request = await this.fetchNextRequest();
+            if (!request) return;
+            yield request;
+        }
+    }
+
+    // ---- pacing ----------------------------------------------------------------------------------
+
+    /**
+     * Tells the manager what a response said about pacing. Returns whether the signal's domain is
+     * paced by this manager (false: the signal was ignored, e.g. a 429 from an unthrottled domain).
+     */
+    recordPacingSignal(signal: PacingSignal): boolean {
+        const now = this.clock.now();
+        if (signal.reason === 'minIntervalEverywhere') {
+            if (signal.intervalMs > this.floorMs) this.floorMs = signal.intervalMs;
+            return true;
+        }
+        const key = this.domainKeyOf(signal.url);
+        if (key === undefined || !this.isThrottled(key)) return false;
+        if (signal.reason === 'minInterval') {
+            this.states.update(key, (s) => s.setCrawlDelay(signal.intervalMs));
+        } else {
+            const outcome = this.states.update(key, (s) =>
+                s.recordRateLimit(now, signal.waitMs, { baseDelayMs: this.options.baseDelayMs, maxDelayMs: this.options.maxDelayMs }),
+            );
+            if (outcome.cappedFrom) {
+                const source = outcome.cappedFrom.source === 'retry-after' ? 'the Retry-After header' : 'exponential backoff';
+                this.log.warning(
+                    `${key}: ${source} asked for ${Math.round(outcome.cappedFrom.requestedMs / 1000)} s; capped at maxDelaySecs (${this.options.maxDelayMs / 1000} s).`,
+                );
+            }
+        }
+        const entry = this.domainQueues.get(key);
+        if (entry) this.reschedule(entry, now);
+        return true;
+    }
+
+    /** The least time between two dispatches to any throttled domain, in ms. */
+    get floorIntervalMs(): number {
+        return this.floorMs;
+    }
+
+    /**
+     * Where the crawl stands: `ready` (a request can leave now), `stalled` (a domain refused for too
+     * long), `waiting` (work remains but every clock is running, or requests are in flight) or
+     * `finished`. Precedence: ready > stalled > waiting > finished.
+     */
+    async checkReadiness(): Promise<Readiness> {
+        const inner = await this.getInner();
+        const now = this.clock.now();
+        this.promoteDue(now);
+        if (this.readyRing.length > 0) return { kind: 'ready' };
+        if (!(await inner.isEmpty())) return { kind: 'ready' };
+
+        const stalled: StalledDomain[] = [];
+        let readyAt: number | null = null;
+        let inFlight = 0;
+        const unfinished = await Promise.all(
+            [...this.domainQueues.values()].map(async (entry) => ({ entry, finished: entry.opened ? await entry.opened.isFinished() : true })),
+        );
+        for (const { entry, finished } of unfinished) {
+            inFlight += entry.inFlight;
+            if (finished) continue;
+            const state = this.states.read(entry.key);
+            if (entry.queued === 0 && entry.inFlight === 0) {
+                // The queue holds work we did not count (locked by a dead process, or added behind our
+                // back): probe it again once its clocks allow.
+                entry.queued = Math.max(1, entry.opened!.getPendingCount());
+                this.reschedule(entry, now);
+            }
+            if (state && entry.queued > 0 && state.stalledForMs() > this.options.maxDomainStallMs) {
+                stalled.push({ domain: entry.key, stalledForMs: state.stalledForMs(), queued: entry.queued });
+            }
+            const at = state ? state.readyAt() : now;
+            if (entry.queued > 0 && (readyAt === null || at < readyAt)) readyAt = at;
+        }
+        if (this.readyRing.length > 0) return { kind: 'ready' };
+        if (stalled.length > 0) return { kind: 'stalled', domains: stalled };
+        const innerFinished = await inner.isFinished();
+        if (readyAt !== null || inFlight > 0 || !innerFinished) return { kind: 'waiting', readyAt, inFlight };
+        return { kind: 'finished' };
+    }
+
+    /** Earliest time a waiting domain with work becomes ready (undefined when none waits). */
+    nextReadyAt(): number | undefined {
+        this.promoteDue(this.clock.now());
+        return this.waiting.peekKey();
+    }
+
+    /** A read-only view of every known domain's state, for users, reports and tests. */
+    snapshot(): readonly DomainSnapshot[] {
+        const now = this.clock.now();
+        const out: DomainSnapshot[] = [];
+        for (const state of this.states.list()) {
+            const entry = this.domainQueues.get(state.domain);
+            out.push(
+                Object.freeze({
+                    domain: state.domain,
+                    ready: state.isReady(now),
+                    readyAt: state.readyAt(),
+                    crawlDelayMs: state.crawlDelayMs,
+                    intervalMs: state.intervalMs(this.floorMs),
+                    nextDispatchAt: state.nextDispatchAt,
+                    backoffUntil: state.backoffUntil,
+                    backingOff: state.isBackingOff(now),
+                    backoffExponent: state.effectiveExponent(now),
+                    decayAt: state.decayAt,
+                    stalledForMs: state.stalledForMs(),
+                    refusals: state.refusals,
+                    dispatched: state.dispatched,
+                    handled: state.handled,
+                    queued: entry?.queued ?? 0,
+                    inFlight: entry?.inFlight ?? 0,
+                }),
+            );
+        }
+        return Object.freeze(out);
+    }
+
+    // ---- storage -----------------------------------------------------------------------------------
+
+    /** Drops every throttled queue this manager knows and forgets all domain state. */
+    async purge(): Promise<void> {
+        await Promise.all(this.openQueues().map(async (q) => dropQueue(await q)));
+        this.domainQueues.clear();
+        this.readyRing.length = 0;
+        this.waiting.clear();
+        this.states.clear();
+        for (const key of this.listedDomains) this.states.update(key, () => undefined);
+        this.movedCount = 0;
+    }
+
+    /** Drops every queue underneath, `inner` included. */
+    async drop(): Promise<void> {
+        await this.purge();
+        const inner = await this.getInner();
+        await dropQueue(inner);
+        this.inner = undefined;
+        this.innerOpening = undefined;
+    }
+
+    // ---- internals ---------------------------------------------------------------------------------
+
+    private async getInner(): Promise<IRequestManager> {
+        if (this.inner) return this.inner;
+        this.innerOpening ??= (async () => {
+            const { inner } = this.options;
+            const opened = inner === undefined ? await RequestQueue.open(null, { config: this.config }) : typeof inner === 'function' ? await inner() : inner;
+            forward(opened, 'internalTimeoutMillis', this.forwardedTimeoutMillis);
+            forward(opened, 'requestLockSecs', this.forwardedLockSecs);
+            this.inner = opened;
+            return opened;
+        })();
+        return this.innerOpening;
+    }
+
+    /**
+     * The domain queue a URL's request belongs to; undefined for `inner`. When a new domain would
+     * exceed `maxThrottledDomains`: throws (`'throw'`) or returns null (`'skip'`).
+     */
+    private async targetOf(url: string, onLimit: 'throw' | 'skip'): Promise<DomainQueue | undefined | null> {
+        const key = this.domainKeyOf(url);
+        if (key === undefined || !this.isThrottled(key)) return undefined;
+        let entry = this.domainQueues.get(key);
+        if (!entry) {
+            if (this.options.domains === 'all' && this.domainQueues.size >= this.options.maxThrottledDomains) {
+                if (onLimit === 'skip') return null;
+                throw new ThrottledDomainLimitError(this.options.maxThrottledDomains, [key]);
+            }
+            entry = new DomainQueue(key, throttledQueueName(key));
+            this.domainQueues.set(key, entry);
+            this.states.update(key, () => undefined);
+        }
+        await this.openQueue(entry);
+        return entry;
+    }
+
+    private async openQueue(entry: DomainQueue): Promise<IRequestManager> {
+        if (entry.opened) return entry.opened;
+        entry.opening ??= (async () => {
+            const opener = this.options.requestManagerOpener ?? ((name, opts) => RequestQueue.open(name, opts));
+            const queue = await opener(entry.queueName, { config: this.config });
+            forward(queue, 'internalTimeoutMillis', this.forwardedTimeoutMillis);
+            forward(queue, 'requestLockSecs', this.forwardedLockSecs);
+            entry.opened = queue;
+            return queue;
+        })();
+        return entry.opening;
+    }
+
+    private openQueues(): Promise<IRequestManager>[] {
+        return [...this.domainQueues.values()].filter((e) => e.opened || e.opening).map((e) => this.openQueue(e));
+    }
+
+    private forEachQueue(fn: (queue: IRequestManager) => void): void {
+        if (this.inner) fn(this.inner);
+        for (const entry of this.domainQueues.values()) if (entry.opened) fn(entry.opened);
+    }
+
+    /** Counts new work in a domain queue and makes sure the domain is scheduled. */
+    private noteAdded(entry: DomainQueue, count: number): void {
+        if (count <= 0) return;
+        entry.queued += count;
+        this.reschedule(entry, this.clock.now());
+    }
+
+    /** Puts a domain with work where it belongs: the ready ring or the waiting heap. */
+    private reschedule(entry: DomainQueue, now: number): void {
+        if (entry.queued <= 0 || entry.scheduled) return;
+        const state = this.states.read(entry.key);
+        const readyAt = state ? state.readyAt() : 0;
+        if (readyAt <= now) {
+            entry.scheduled = 'ring';
+            this.readyRing.push(entry);
+        } else {
+            entry.scheduled = 'heap';
+            this.waiting.push(readyAt, entry);
+        }
+    }
+
+    /** Moves every domain whose clocks have run out from the heap to the ring. */
+    private promoteDue(now: number): void {
+        while (this.waiting.size > 0 && this.waiting.peekKey()! <= now) {
+            const entry = this.waiting.pop()!;
+            entry.scheduled = undefined;
+            this.reschedule(entry, now);
+        }
+    }
+
+    /** Takes the next ready domain with work from the ring, re-filing stale entries. */
+    private takeReady(now: number): DomainQueue | undefined {
+        for (;;) {
+            const entry = this.readyRing.shift();
+            if (!entry) return undefined;
+            entry.scheduled = undefined;
+            if (entry.queued <= 0) continue;
+            const state = this.states.read(entry.key);
+            if (state && !state.isReady(now)) {
+                this.reschedule(entry, now);
+                continue;
+            }
+            return entry;
+        }
+    }
+
+    private async fetchFromDomains(): Promise<Request | null> {
+        const now = this.clock.now();
+        this.promoteDue(now);
+        for (;;) {
+            const entry = this.takeReady(now);
+            if (!entry) return null;
+            const queue = await this.openQueue(entry);
+            // Arm the clock before awaiting, so a concurrent fetch cannot dispatch into this window.
+            const reservation = this.states.update(entry.key, (s) => s.dispatch(now, this.floorMs));
+            entry.queued -= 1;
+            entry.inFlight += 1;
+            this.reschedule(entry, now);
+            let request: Request | null;
+            try {
+                request = await queue.fetchNextRequest();
+            } catch (error) {
+                this.undoDispatch(entry, reservation, 1);
+                throw error;
+            }
+            if (request) {
+                this.handouts.set(request, { source: queue, domain: entry });
+                return request;
+            }
+            // Our count was ahead of the queue (e.g. requests locked elsewhere): give the slot back.
+            this.undoDispatch(entry, reservation, 0);
+            entry.queued = 0;
+        }
+    }
+
+    private undoDispatch(entry: DomainQueue, reservation: ReturnType<DomainState['dispatch']>, requeue: number): void {
+        this.states.update(entry.key, (s) => s.cancelDispatch(reservation));
+        entry.inFlight -= 1;
+        entry.queued += requeue;
+    }
+
+    /**
+     * Serves `inner`. A request of a throttled domain is paced like any other: dispatched if its
+     * domain is ready, otherwise moved into the domain's queue (copy added first, then the original
+     * marked handled; if the add fails the original goes back to the front of `inner`).
+     */
+    private async fetchFromInner(): Promise<Request | null> {
+        const inner = await this.getInner();
+        for (let moves = 0; moves < MAX_MOVES_PER_FETCH; moves++) {
+            const request = await inner.fetchNextRequest();
+            if (!request) return null;
+            const url = request.url;
+            let entry: DomainQueue | null | undefined;
+            try {
+                entry = await this.targetOf(url, 'skip');
+            } catch (error) {
+                await inner.reclaimRequest(request, { forefront: true });
+                throw error;
+            }
+            if (!entry) {
+                if (entry === null) this.log.warningOnce(`maxThrottledDomains reached: requests of ${this.domainKeyOf(url)} are served unthrottled.`);
+                this.handouts.set(request, { source: inner });
+                return request;
+            }
+            const now = this.clock.now();
+            const state = this.states.read(entry.key);
+            if (!state || state.isReady(now)) {
+                this.states.update(entry.key, (s) => s.dispatch(now, this.floorMs));
+                entry.inFlight += 1;
+                this.handouts.set(request, { source: inner, domain: entry });
+                return request;
+            }
+            try {
+                const info = await entry.queue.addRequest(copyOf(request), { forefront: true });
+                if (!info.wasAlreadyPresent) this.noteAdded(entry, 1);
+            } catch (error) {
+                this.log.error(`Could not move a held-back request of ${entry.key} into its queue; it stays in inner.`, {
+                    url,
+                    error: String(error),
+                });
+                await inner.reclaimRequest(request, { forefront: true });
+                return null;
+            }
+            await inner.markRequestHandled(request);
+            this.movedCount += 1;
+        }
+        return null;
+    }
+
+    /** The handout of a request; falls back to routing by URL when the object is not ours. */
+    private handoutOf(request: Request): Handout {
+        const known = this.handouts.get(request);
+        if (known) return known;
+        const key = this.domainKeyOf(request.url);
+        const entry = key === undefined ? undefined : this.domainQueues.get(key);
+        if (entry?.opened) return { source: entry.opened, domain: entry };
+        if (!this.inner) throw new Error(`ThrottlingRequestManager: ${request.url} was never handed out by this manager`);
+        return { source: this.inner };
+    }
+}
+
+/** A fresh request carrying everything of `request` but its queue identity (as storage would). */
+function copyOf(request: Request): RequestOptions {
+    const { id: _id, ...rest } = JSON.parse(JSON.stringify(request)) as RequestOptions;
+    return rest;
+}
+
+function hasRequestsFromUrl(source: Source | string): boolean {
+    return typeof source === 'object' && source !== null && 'requestsFromUrl' in source;
+}
+
+function forward(queue: IRequestManager, key: 'internalTimeoutMillis' | 'requestLockSecs', value: number | undefined): void {
+    if (value !== undefined) (queue as unknown as Record<string, unknown>)[key] = value;
+}
+
+async function dropQueue(queue: IRequestManager): Promise<void> {
+    const droppable = queue as IRequestManager & { drop?: () => Promise<void> };
+    if (typeof droppable.drop === 'function') await droppable.drop();
+}

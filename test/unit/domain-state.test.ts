@@ -1,0 +1,194 @@
+import { DomainState, MAX_BACKOFF_EXPONENT, STALL_DISPATCH_SLACK_MS } from '../../packages/throttling/src/domain-state';
+
+const policy = { baseDelayMs: 2_000, maxDelayMs: 60_000 };
+const T0 = 1_000_000;
+
+describe('DomainState: two clocks', () => {
+    test('crawl-delay clock is armed on dispatch with max(crawl delay, floor)', () => {
+        const s = new DomainState('a.com');
+        s.setCrawlDelay(500);
+        expect(s.isReady(T0)).toBe(true);
+        s.dispatch(T0, 200);
+        expect(s.isReady(T0 + 499)).toBe(false);
+        expect(s.isReady(T0 + 500)).toBe(true);
+        s.dispatch(T0 + 500, 800); // floor above the crawl delay wins
+        expect(s.readyAt()).toBe(T0 + 1_300);
+    });
+
+    test('backoff clock and crawl-delay clock are separate: ready only when both passed', () => {
+        const s = new DomainState('a.com');
+        s.setCrawlDelay(5_000);
+        s.dispatch(T0, 0);
+        s.recordRateLimit(T0 + 100, undefined, policy); // backoff until T0+2100
+        expect(s.backoffUntil).toBe(T0 + 2_100);
+        expect(s.isReady(T0 + 2_100)).toBe(false); // crawl delay still running
+        expect(s.isReady(T0 + 5_000)).toBe(true);
+    });
+
+    test('a dispatch does not look like a running backoff: the next burst still escalates', () => {
+        const s = new DomainState('a.com');
+        s.recordRateLimit(T0, undefined, policy);
+        s.dispatch(T0 + 2_000, 1_000);
+        const second = s.recordRateLimit(T0 + 2_050, undefined, policy);
+        expect(second.escalated).toBe(true);
+        expect(second.waitMs).toBe(4_000);
+    });
+
+    test('cancelDispatch gives the window back unless re-armed since', () => {
+        const s = new DomainState('a.com');
+        const r = s.dispatch(T0, 1_000);
+        s.cancelDispatch(r);
+        expect(s.isReady(T0)).toBe(true);
+        expect(s.dispatched).toBe(0);
+    });
+
+    test('crawl delay only rises', () => {
+        const s = new DomainState('a.com');
+        expect(s.setCrawlDelay(500)).toBe(true);
+        expect(s.setCrawlDelay(100)).toBe(false);
+        expect(s.crawlDelayMs).toBe(500);
+    });
+});
+
+describe('DomainState: backoff', () => {
+    test('exponential: base, then doubled on each escalation', () => {
+        const s = new DomainState('a.com');
+        const waits: number[] = [];
+        let now = T0;
+        for (let i = 0; i < 4; i++) {
+            const o = s.recordRateLimit(now, undefined, policy);
+            waits.push(o.waitMs);
+            now = s.backoffUntil; // the retry happens right at the deadline and is refused again
+        }
+        expect(waits).toEqual([2_000, 4_000, 8_000, 16_000]);
+    });
+
+    test('a burst of refusals while the backoff runs escalates once', () => {
+        const s = new DomainState('a.com');
+        const first = s.recordRateLimit(T0, undefined, policy);
+        const burst = [1, 5, 20].map((d) => s.recordRateLimit(T0 + d, undefined, policy));
+        expect(first.escalated).toBe(true);
+        expect(burst.every((o) => !o.escalated)).toBe(true);
+        expect(s.backoffExponent).toBe(1);
+        expect(s.backoffUntil).toBe(T0 + 2_000);
+        expect(s.refusals).toBe(4); // they still count as refusals
+    });
+
+    test('Retry-After wait replaces the exponential wait', () => {
+        const s = new DomainState('a.com');
+        expect(s.recordRateLimit(T0, 7_000, policy).waitMs).toBe(7_000);
+        expect(s.backoffUntil).toBe(T0 + 7_000);
+    });
+
+    test('Retry-After of 0 or negative falls back to exponential backoff, never "no delay"', () => {
+        for (const wait of [0, -5_000]) {
+            const s = new DomainState('a.com');
+            expect(s.recordRateLimit(T0, wait, policy).waitMs).toBe(2_000);
+        }
+    });
+
+    test('a cap applies to both sources and says which asked for more', () => {
+        const s = new DomainState('a.com');
+        const o = s.recordRateLimit(T0, 3_600_000, policy);
+        expect(o.waitMs).toBe(60_000);
+        expect(o.cappedFrom).toEqual({ source: 'retry-after', requestedMs: 3_600_000 });
+        const e = new DomainState('b.com');
+        e.backoffExponent = 10;
+        e.decayAt = T0 + 10_000_000;
+        const oe = e.recordRateLimit(T0, undefined, policy);
+        expect(oe.waitMs).toBe(60_000);
+        expect(oe.cappedFrom?.source).toBe('exponential');
+    });
+
+    test('exponent is capped so the arithmetic stays finite', () => {
+        const s = new DomainState('a.com');
+        let now = T0;
+        for (let i = 0; i < 100; i++) {
+            s.recordRateLimit(now, undefined, { baseDelayMs: 1, maxDelayMs: Number.MAX_SAFE_INTEGER });
+            now = s.backoffUntil;
+        }
+        expect(s.backoffExponent).toBe(MAX_BACKOFF_EXPONENT);
+        expect(Number.isFinite(s.backoffUntil)).toBe(true);
+    });
+
+    test('decay: the exponent resets after a quiet period measured from when the domain can be dispatched again', () => {
+        const s = new DomainState('a.com');
+        s.recordRateLimit(T0, undefined, policy); // backoff 2 s, until T0+2000; decay at T0+4000
+        expect(s.decayAt).toBe(T0 + 4_000);
+        // A refusal right after the retry still escalates (decay measured from the backoff end would not have lapsed either).
+        expect(s.recordRateLimit(T0 + 3_999, undefined, policy).waitMs).toBe(4_000);
+        // After a full quiet period past the new dispatchable time the exponent starts over.
+        const quietEnd = s.decayAt;
+        expect(s.effectiveExponent(quietEnd)).toBe(0);
+        expect(s.recordRateLimit(quietEnd, undefined, policy).waitMs).toBe(2_000);
+    });
+
+    test('decay counts a longer crawl delay as part of the wait before dispatch', () => {
+        const s = new DomainState('a.com');
+        s.setCrawlDelay(10_000);
+        s.dispatch(T0, 0); // next dispatch T0+10 s
+        s.recordRateLimit(T0 + 100, undefined, policy); // backoff to T0+2.1 s, but dispatchable only at T0+10 s
+        expect(s.decayAt).toBe(T0 + 10_000 + 2_000);
+        // The retry at T0+10 s refused again: must escalate, not decay.
+        expect(s.recordRateLimit(T0 + 10_050, undefined, policy).waitMs).toBe(4_000);
+    });
+});
+
+describe('DomainState: stall accounting', () => {
+    test('refusing back to back accumulates the imposed waits', () => {
+        const s = new DomainState('a.com');
+        let now = T0;
+        for (let i = 0; i < 5; i++) {
+            s.recordRateLimit(now, undefined, policy);
+            now = s.backoffUntil + 100;
+        }
+        // 2 + 4 + 8 + 16 s of backoff, plus 100 ms of dispatch slack per retry
+        expect(s.stalledForMs()).toBe(30_000 + 400);
+    });
+
+    test('idle time between refusals does not count as stalling', () => {
+        const s = new DomainState('a.com');
+        s.recordRateLimit(T0, undefined, policy);
+        s.recordRateLimit(T0 + 3_600_000, undefined, policy); // an hour idle
+        expect(s.stalledForMs()).toBe(2_000 + STALL_DISPATCH_SLACK_MS);
+    });
+
+    test('a long crawl delay between refusals does not count as stalling', () => {
+        const s = new DomainState('a.com');
+        s.setCrawlDelay(600_000);
+        let now = T0;
+        for (let i = 0; i < 3; i++) {
+            s.dispatch(now, 0);
+            s.recordRateLimit(now + 50, 1_000, policy);
+            now += 600_000;
+        }
+        expect(s.stalledForMs()).toBeLessThan(10_000);
+    });
+
+    test('a success breaks the run', () => {
+        const s = new DomainState('a.com');
+        s.recordRateLimit(T0, undefined, policy);
+        s.recordRateLimit(T0 + 2_000, undefined, policy);
+        expect(s.stalledForMs()).toBeGreaterThan(0);
+        s.recordSuccess();
+        expect(s.stalledForMs()).toBe(0);
+        expect(s.refusingSince).toBe(0);
+    });
+});
+
+describe('DomainState: persistence shape', () => {
+    test('round-trips through JSON', () => {
+        const s = new DomainState('a.com');
+        s.setCrawlDelay(250);
+        s.recordRateLimit(T0, 3_000, policy);
+        const back = DomainState.fromJSON(JSON.parse(JSON.stringify(s)));
+        expect(back?.toJSON()).toEqual(s.toJSON());
+    });
+
+    test('rejects wrong shapes', () => {
+        expect(DomainState.fromJSON(null)).toBeUndefined();
+        expect(DomainState.fromJSON({ domain: '' })).toBeUndefined();
+        expect(DomainState.fromJSON({ domain: 'a.com', backoffUntil: 'soon' })).toBeUndefined();
+        expect(DomainState.fromJSON({ domain: 'a.com', backoffUntil: -1 })).toBeUndefined();
+    });
+});
