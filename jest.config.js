@@ -13,4 +13,5 @@ module.exports = {
     // End-to-end tests start real crawlers and servers; give them room on a 2-core machine.
     testTimeout: 60_000,
     maxWorkers: 2,
+    setupFiles: ['<rootDir>/test/helpers/jest-setup.ts'],
 };

@@ -143,14 +143,14 @@ describe('DomainState: stall accounting', () => {
             now = s.backoffUntil + 100;
         }
         // 2 + 4 + 8 + 16 s of backoff, plus 100 ms of dispatch slack per retry
-        expect(s.stalledForMs()).toBe(30_000 + 400);
+        expect(s.stalledForMs(s.lastRefusalAt)).toBe(30_000 + 400);
     });
 
     test('idle time between refusals does not count as stalling', () => {
         const s = new DomainState('a.com');
         s.recordRateLimit(T0, undefined, policy);
         s.recordRateLimit(T0 + 3_600_000, undefined, policy); // an hour idle
-        expect(s.stalledForMs()).toBe(2_000 + STALL_DISPATCH_SLACK_MS);
+        expect(s.stalledForMs(s.lastRefusalAt)).toBe(2_000 + STALL_DISPATCH_SLACK_MS);
     });
 
     test('a long crawl delay between refusals does not count as stalling', () => {
@@ -162,16 +162,23 @@ describe('DomainState: stall accounting', () => {
             s.recordRateLimit(now + 50, 1_000, policy);
             now += 600_000;
         }
-        expect(s.stalledForMs()).toBeLessThan(10_000);
+        expect(s.stalledForMs(s.lastRefusalAt)).toBeLessThan(10_000);
+    });
+
+    test('the running part of the last imposed wait counts, up to that wait', () => {
+        const s = new DomainState('a.com');
+        s.recordRateLimit(T0, undefined, policy);
+        expect(s.stalledForMs(T0 + 1_000)).toBe(1_000);
+        expect(s.stalledForMs(T0 + 3_600_000)).toBe(2_000);
     });
 
     test('a success breaks the run', () => {
         const s = new DomainState('a.com');
         s.recordRateLimit(T0, undefined, policy);
         s.recordRateLimit(T0 + 2_000, undefined, policy);
-        expect(s.stalledForMs()).toBeGreaterThan(0);
+        expect(s.stalledForMs(s.lastRefusalAt)).toBeGreaterThan(0);
         s.recordSuccess();
-        expect(s.stalledForMs()).toBe(0);
+        expect(s.stalledForMs(s.lastRefusalAt)).toBe(0);
         expect(s.refusingSince).toBe(0);
     });
 });

@@ -191,9 +191,15 @@ export class DomainState implements DomainStateData {
         this.lastImposedMs = 0;
     }
 
-    /** How long the domain has been refusing without a break (0 when it is not refusing). */
-    stalledForMs(): number {
-        return this.refusingSince === 0 ? 0 : this.stallMs;
+    /**
+     * How long the domain has been refusing without a break at `now` (0 when it is not refusing):
+     * the accumulated refusing time plus the part of the wait imposed by the last refusal that has
+     * already passed.
+     */
+    stalledForMs(now: number): number {
+        if (this.refusingSince === 0) return 0;
+        const sinceLast = Math.max(0, now - this.lastRefusalAt);
+        return this.stallMs + Math.min(sinceLast, this.lastImposedMs);
     }
 
     toJSON(): DomainStateData {

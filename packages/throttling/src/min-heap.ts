@@ -22,6 +22,10 @@ export class MinHeap<T> {
         return this.keys[0];
     }
 
+    peek(): T | undefined {
+        return this.items[0];
+    }
+
     pop(): T | undefined {
         if (this.items.length === 0) return undefined;
         const top = this.items[0];

@@ -6,6 +6,7 @@ import type {
     IRequestManager,
     Request,
     RequestOptions,
+    RequestProvider,
     RequestQueueOperationOptions,
     RequestsLike,
     Source,
@@ -108,6 +109,17 @@ export class ThrottlingRequestManager implements IRequestManager {
     set requestLockSecs(value: number | undefined) {
         this.forwardedLockSecs = value;
         this.forEachQueue((q) => forward(q, 'requestLockSecs', value));
+    }
+
+    /**
+     * This manager, typed as the `requestQueue` option of Crawlee 3.x crawlers expects. Crawlee 3.x
+     * rejects its own `requestManager` option at run time, while `requestQueue` accepts any object
+     * with `fetchNextRequest` and `addRequest` and uses it as the request manager; only its
+     * TypeScript type asks for a full `RequestProvider`. On Crawlee v4 pass the manager itself as
+     * `requestManager` instead.
+     */
+    asRequestQueue(): RequestProvider {
+        return this as unknown as RequestProvider;
     }
 
     /** The manager holding requests of unthrottled domains (opened on first use). */
@@ -226,8 +238,7 @@ export class ThrottlingRequestManager implements IRequestManager {
     }
 
     async isEmpty(): Promise<boolean> {
-        this.promoteDue(this.clock.now());
-        if (this.readyRing.length > 0) return false;
+        if (this.firstReady(this.clock.now())) return false;
         const inner = await this.getInner();
         return inner.isEmpty();
     }
@@ -308,8 +319,7 @@ export class ThrottlingRequestManager implements IRequestManager {
     async checkReadiness(): Promise<Readiness> {
         const inner = await this.getInner();
         const now = this.clock.now();
-        this.promoteDue(now);
-        if (this.readyRing.length > 0) return { kind: 'ready' };
+        if (this.firstReady(now)) return { kind: 'ready' };
         if (!(await inner.isEmpty())) return { kind: 'ready' };
 
         const stalled: StalledDomain[] = [];
@@ -328,13 +338,14 @@ export class ThrottlingRequestManager implements IRequestManager {
                 entry.queued = Math.max(1, entry.opened!.getPendingCount());
                 this.reschedule(entry, now);
             }
-            if (state && entry.queued > 0 && state.stalledForMs() > this.options.maxDomainStallMs) {
-                stalled.push({ domain: entry.key, stalledForMs: state.stalledForMs(), queued: entry.queued });
+            const stalledForMs = state ? state.stalledForMs(now) : 0;
+            if (entry.queued > 0 && stalledForMs > this.options.maxDomainStallMs) {
+                stalled.push({ domain: entry.key, stalledForMs, queued: entry.queued });
             }
             const at = state ? state.readyAt() : now;
             if (entry.queued > 0 && (readyAt === null || at < readyAt)) readyAt = at;
         }
-        if (this.readyRing.length > 0) return { kind: 'ready' };
+        if (this.firstReady(now)) return { kind: 'ready' };
         if (stalled.length > 0) return { kind: 'stalled', domains: stalled };
         const innerFinished = await inner.isFinished();
         if (readyAt !== null || inFlight > 0 || !innerFinished) return { kind: 'waiting', readyAt, inFlight };
@@ -343,8 +354,24 @@ export class ThrottlingRequestManager implements IRequestManager {
 
     /** Earliest time a waiting domain with work becomes ready (undefined when none waits). */
     nextReadyAt(): number | undefined {
-        this.promoteDue(this.clock.now());
-        return this.waiting.peekKey();
+        const now = this.clock.now();
+        this.promoteDue(now);
+        // Ring entries whose clocks were pushed back by a signal are re-filed by their real time.
+        for (const entry of this.readyRing.splice(0)) {
+            entry.scheduled = undefined;
+            this.reschedule(entry, now);
+        }
+        if (this.readyRing.length > 0) return now;
+        for (;;) {
+            const key = this.waiting.peekKey();
+            if (key === undefined) return undefined;
+            const entry = this.waiting.peek()!;
+            const actual = this.states.read(entry.key)?.readyAt() ?? key;
+            if (actual <= key) return key;
+            this.waiting.pop();
+            entry.scheduled = undefined;
+            this.reschedule(entry, now);
+        }
     }
 
     /** A read-only view of every known domain's state, for users, reports and tests. */
@@ -365,7 +392,7 @@ export class ThrottlingRequestManager implements IRequestManager {
                     backingOff: state.isBackingOff(now),
                     backoffExponent: state.effectiveExponent(now),
                     decayAt: state.decayAt,
-                    stalledForMs: state.stalledForMs(),
+                    stalledForMs: state.stalledForMs(now),
                     refusals: state.refusals,
                     dispatched: state.dispatched,
                     handled: state.handled,
@@ -485,6 +512,20 @@ export class ThrottlingRequestManager implements IRequestManager {
             entry.scheduled = undefined;
             this.reschedule(entry, now);
         }
+    }
+
+    /** The first ready domain with work, re-filing stale ring entries in front of it. */
+    private firstReady(now: number): DomainQueue | undefined {
+        this.promoteDue(now);
+        while (this.readyRing.length > 0) {
+            const entry = this.readyRing[0];
+            const state = this.states.read(entry.key);
+            if (entry.queued > 0 && (!state || state.isReady(now))) return entry;
+            this.readyRing.shift();
+            entry.scheduled = undefined;
+            this.reschedule(entry, now);
+        }
+        return undefined;
     }
 
     /** Takes the next ready domain with work from the ring, re-filing stale entries. */

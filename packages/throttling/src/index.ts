@@ -1,0 +1,28 @@
+export { ThrottlingRequestManager } from './throttling-request-manager';
+export type {
+    ThrottlingRequestManagerOptions,
+    ResolvedThrottlingOptions,
+    RequestManagerOpener,
+    InnerRequestManager,
+} from './options';
+export { throttlingOptionsSchema } from './options';
+export type { PacingSignal } from './pacing-signal';
+export type { Readiness, DomainSnapshot } from './readiness';
+export type { Clock } from './clock';
+export { systemClock, ManualClock } from './clock';
+export { DomainState } from './domain-state';
+export type { DomainStateData, BackoffPolicy, RateLimitOutcome } from './domain-state';
+export type { DomainStateStore } from './domain-state-store';
+export { InMemoryDomainStateStore } from './domain-state-store';
+export type { ThrottleBy } from './domain-key';
+export { normalizeHostname, domainKeyOfUrl, domainKeyOfConfigured, InvalidDomainError } from './domain-key';
+export { throttledQueueName, domainKeyFromQueueName, isThrottledQueueName } from './queue-name';
+export {
+    ThrottlingError,
+    ThrottlingOptionsError,
+    ThrottledDomainLimitError,
+    PersistentRateLimitError,
+    RequestThrottledError,
+} from './errors';
+export type { StalledDomain } from './errors';
+export { parseRetryAfter } from './retry-after';

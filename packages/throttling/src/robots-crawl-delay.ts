@@ -1,0 +1,277 @@
+/**
+ * Per-origin robots.txt `Crawl-delay` lookup, fetched once per origin (and user agent) and cached.
+ *
+ * Scope: this module only extracts the crawl delay. Allow/Disallow rules are Crawlee's own business
+ * (`respectRobotsTxtFile`), which is why a 5xx here degrades to "no delay" instead of RFC 9309's
+ * "assume complete disallow": refusing to crawl is not a decision a throttler should take.
+ */
+
+/** Raw outcome of fetching one robots.txt file. */
+export interface RobotsFetchResult {
+    status: number;
+    body: string;
+    headers: Record<string, string | string[] | undefined>;
+}
+
+/**
+ * Fetches a robots.txt URL. Must resolve for any HTTP status (including 4xx/5xx) and reject only when
+ * no response was obtained (DNS, connection, timeout...), which the cache reports as `'unreachable'`.
+ */
+export type RobotsFetcher = (
+    robotsUrl: string,
+    options: { userAgent?: string; proxyUrl?: string; timeoutMs: number },
+) => Promise<RobotsFetchResult>;
+
+/** What robots.txt says about pacing requests to one origin. */
+export type RobotsVerdict =
+    | { kind: 'crawlDelay'; delayMs: number; capped: boolean; declaredSecs: number }
+    | { kind: 'none'; reason: 'no-crawl-delay' | 'missing' | 'client-error' | 'server-error' | 'unreachable' }
+    | { kind: 'rateLimited'; retryAfterHeader?: string | string[] };
+
+/** Constructor options of {@link RobotsCrawlDelayCache}. */
+export interface RobotsCrawlDelayCacheOptions {
+    /** Defaults to {@link fetchRobotsTxtWithGotScraping}. */
+    fetcher?: RobotsFetcher;
+    /** Declared delays above this are capped (verdict gets `capped: true`). Default 60. */
+    maxCrawlDelaySecs?: number;
+    /** How long a settled verdict is reused. Default 24 h. */
+    ttlMs?: number;
+    /** Passed to the fetcher. Default 10 s. */
+    timeoutMs?: number;
+    /** Clock in epoch ms. */
+    now?: () => number;
+}
+
+/** Per-call options of {@link RobotsCrawlDelayCache.get}. */
+export interface RobotsLookupOptions {
+    userAgent?: string;
+    proxyUrl?: string;
+}
+
+/** Default cap for a declared `Crawl-delay`: anything slower would effectively stall a crawl. */
+export const DEFAULT_MAX_CRAWL_DELAY_SECS = 60;
+/** RFC 9309 §2.4: crawlers SHOULD NOT use a cached robots.txt for more than 24 hours. */
+export const DEFAULT_ROBOTS_TTL_MS = 24 * 60 * 60 * 1000;
+/** Default time budget for fetching one robots.txt. */
+export const DEFAULT_ROBOTS_TIMEOUT_MS = 10_000;
+/** RFC 9309 §2.5: crawlers MUST parse at least 500 KiB; we parse exactly that much. */
+export const ROBOTS_TXT_MAX_BYTES = 500 * 1024;
+
+/** The subset of robots-parser's result we rely on (its shipped typings do not resolve). */
+interface ParsedRobotsTxt {
+    getCrawlDelay(ua?: string): number | undefined;
+    isAllowed(url: string, ua?: string): boolean | undefined;
+}
+
+type RobotsParser = (url: string, contents: string) => ParsedRobotsTxt;
+
+// eslint-disable-next-line @typescript-eslint/no-require-imports
+const robotsParser: RobotsParser = require('robots-parser');
+
+type GotScrapingModule = typeof import('got-scraping', { with: { 'resolution-mode': 'import' } });
+
+// TypeScript's CommonJS output may rewrite `import()` into `require()`, which cannot load the ESM-only
+// got-scraping; a Function-built import() survives compilation and resolves relative to this file.
+const importEsm = new Function('specifier', 'return import(specifier)') as (specifier: string) => Promise<unknown>;
+
+let gotScrapingModule: Promise<GotScrapingModule> | undefined;
+
+function loadGotScraping(): Promise<GotScrapingModule> {
+    gotScrapingModule ??= (importEsm('got-scraping') as Promise<GotScrapingModule>).catch((error: unknown) => {
+        // Do not pin a failed load forever; the next fetch may succeed.
+        gotScrapingModule = undefined;
+        throw error;
+    });
+    return gotScrapingModule;
+}
+
+/**
+ * Default {@link RobotsFetcher}: GET via got-scraping, following up to 5 redirects (RFC 9309 §2.3.1.2),
+ * never throwing on HTTP status, never retrying (a 429 must reach the caller, not be retried blindly),
+ * and truncating the body to {@link ROBOTS_TXT_MAX_BYTES}.
+ */
+export const fetchRobotsTxtWithGotScraping: RobotsFetcher = async (robotsUrl, { userAgent, proxyUrl, timeoutMs }) => {
+    const { gotScraping } = await loadGotScraping();
+    const response = await gotScraping({
+        url: robotsUrl,
+        method: 'GET',
+        proxyUrl,
+        headers: userAgent === undefined ? {} : { 'user-agent': userAgent },
+        followRedirect: true,
+        maxRedirects: 5,
+        throwHttpErrors: false,
+        // got-scraping's current default too, but pinned: a retried 429/5xx would hide what the server said.
+        retry: { limit: 0 },
+        timeout: { request: timeoutMs },
+    });
+    // Truncate bytes, not UTF-16 units, so the limit matches the RFC's byte-based wording.
+    const raw: Buffer = Buffer.isBuffer(response.rawBody) ? response.rawBody : Buffer.from(String(response.body));
+    return {
+        status: response.statusCode,
+        body: raw.subarray(0, ROBOTS_TXT_MAX_BYTES).toString('utf8'),
+        headers: response.headers,
+    };
+};
+
+function headerValue(headers: RobotsFetchResult['headers'], name: string): string | string[] | undefined {
+    // Custom fetchers may not lower-case header names the way Node does.
+    for (const [key, value] of Object.entries(headers)) {
+        if (key.toLowerCase() === name) return value;
+    }
+    return undefined;
+}
+
+/** Converts seconds to ms without float noise (1.1 s → 1100, not 1100.0000000000002) and without rounding to 0. */
+function secsToMs(secs: number): number {
+    return Number((secs * 1000).toPrecision(12));
+}
+
+/**
+ * Classifies one robots.txt response. Exported so callers with their own fetch pipeline can reuse the rules.
+ * @param robotsUrl absolute robots.txt URL (robots-parser needs it to build its rule set)
+ */
+export function robotsVerdictFromResponse(
+    result: RobotsFetchResult,
+    robotsUrl: string,
+    options: { userAgent?: string; maxCrawlDelaySecs?: number } = {},
+): RobotsVerdict {
+    const maxCrawlDelaySecs = options.maxCrawlDelaySecs ?? DEFAULT_MAX_CRAWL_DELAY_SECS;
+    const { status } = result;
+
+    if (status === 429) {
+        const retryAfterHeader = headerValue(result.headers, 'retry-after');
+        return retryAfterHeader === undefined ? { kind: 'rateLimited' } : { kind: 'rateLimited', retryAfterHeader };
+    }
+    if (status >= 500 && status <= 599) return { kind: 'none', reason: 'server-error' };
+    if (status === 404 || status === 410) return { kind: 'none', reason: 'missing' };
+    if (status >= 400 && status <= 499) return { kind: 'none', reason: 'client-error' };
+    // A 3xx that reached us means the redirect chain was not resolved; RFC 9309 §2.3.1.2 treats that as unavailable.
+    if (status >= 300 && status <= 399) return { kind: 'none', reason: 'missing' };
+    if (status < 200 || status > 599) return { kind: 'none', reason: 'unreachable' };
+
+    // robots-parser picks the most specific matching group and falls back to `*` groups itself.
+    const declaredSecs = robotsParser(robotsUrl, result.body).getCrawlDelay(options.userAgent);
+    // `!(x > 0)` also rejects NaN and undefined.
+    if (declaredSecs === undefined || !(declaredSecs > 0)) return { kind: 'none', reason: 'no-crawl-delay' };
+    if (declaredSecs > maxCrawlDelaySecs) {
+        return { kind: 'crawlDelay', delayMs: secsToMs(maxCrawlDelaySecs), capped: true, declaredSecs };
+    }
+    return { kind: 'crawlDelay', delayMs: secsToMs(declaredSecs), capped: false, declaredSecs };
+}
+
+interface CacheEntry {
+    /** Set while a fetch is running; every caller for this key awaits the same promise. */
+    inFlight?: Promise<RobotsVerdict>;
+    verdict?: RobotsVerdict;
+    expiresAt: number;
+}
+
+/**
+ * Caches robots.txt crawl-delay verdicts per origin and user agent, fetching each at most once at a time.
+ * Fetch failures never reject `get()`: they become `{ kind: 'none', reason: 'unreachable' }`.
+ */
+export class RobotsCrawlDelayCache {
+    private readonly fetcher: RobotsFetcher;
+    private readonly maxCrawlDelaySecs: number;
+    private readonly ttlMs: number;
+    private readonly timeoutMs: number;
+    private readonly now: () => number;
+    private readonly entries = new Map<string, CacheEntry>();
+
+    constructor(options: RobotsCrawlDelayCacheOptions = {}) {
+        this.fetcher = options.fetcher ?? fetchRobotsTxtWithGotScraping;
+        this.maxCrawlDelaySecs = options.maxCrawlDelaySecs ?? DEFAULT_MAX_CRAWL_DELAY_SECS;
+        this.ttlMs = options.ttlMs ?? DEFAULT_ROBOTS_TTL_MS;
+        this.timeoutMs = options.timeoutMs ?? DEFAULT_ROBOTS_TIMEOUT_MS;
+        this.now = options.now ?? Date.now;
+        if (!(this.maxCrawlDelaySecs > 0)) throw new RangeError('maxCrawlDelaySecs must be a positive number');
+        if (!(this.ttlMs >= 0)) throw new RangeError('ttlMs must be a non-negative number');
+        if (!(this.timeoutMs > 0)) throw new RangeError('timeoutMs must be a positive number');
+    }
+
+    /**
+     * Crawl-delay verdict for the origin of `url`, from cache or fetched from `<origin>/robots.txt`.
+     * Rejects only if `url` is not an absolute http(s) URL.
+     */
+    async get(url: string, options: RobotsLookupOptions = {}): Promise<RobotsVerdict> {
+        const origin = originOf(url);
+        const key = cacheKey(origin, options.userAgent);
+        const existing = this.entries.get(key);
+        if (existing?.inFlight) return existing.inFlight;
+        if (existing?.verdict && this.now() < existing.expiresAt) return existing.verdict;
+
+        const entry: CacheEntry = { expiresAt: 0 };
+        entry.inFlight = this.load(`${origin}/robots.txt`, options).then((verdict) => {
+            // Writes go to this entry object only, so after clear() they land on an orphan and are dropped.
+            entry.verdict = verdict;
+            // The server asked us to come back later, so a 429 must not shadow the real file for 24 h.
+            entry.expiresAt = verdict.kind === 'rateLimited' ? this.now() : this.now() + this.ttlMs;
+            entry.inFlight = undefined;
+            return verdict;
+        }, (error: unknown) => {
+            // Only a bug can land here (fetch failures are verdicts); never leave a rejected promise cached.
+            if (this.entries.get(key) === entry) this.entries.delete(key);
+            throw error;
+        });
+        this.entries.set(key, entry);
+        return entry.inFlight;
+    }
+
+    /** Cached, unexpired verdict for the origin of `url`, or undefined (also while a fetch is in flight). */
+    peek(url: string, userAgent?: string): RobotsVerdict | undefined {
+        const entry = this.entries.get(cacheKey(originOf(url), userAgent));
+        if (!entry?.verdict || entry.inFlight || this.now() >= entry.expiresAt) return undefined;
+        return entry.verdict;
+    }
+
+    /** Number of origin/user-agent keys with an unexpired verdict or a fetch in flight. */
+    get size(): number {
+        const now = this.now();
+        let count = 0;
+        for (const entry of this.entries.values()) {
+            if (entry.inFlight || now < entry.expiresAt) count++;
+        }
+        return count;
+    }
+
+    /** Forgets everything. Fetches already in flight still resolve for their callers but are not cached. */
+    clear(): void {
+        this.entries.clear();
+    }
+
+    private async load(robotsUrl: string, options: RobotsLookupOptions): Promise<RobotsVerdict> {
+        let result: RobotsFetchResult;
+        try {
+            result = await this.fetcher(robotsUrl, {
+                userAgent: options.userAgent,
+                proxyUrl: options.proxyUrl,
+                timeoutMs: this.timeoutMs,
+            });
+        } catch {
+            return { kind: 'none', reason: 'unreachable' };
+        }
+        return robotsVerdictFromResponse(result, robotsUrl, {
+            userAgent: options.userAgent,
+            maxCrawlDelaySecs: this.maxCrawlDelaySecs,
+        });
+    }
+}
+
+function originOf(url: string): string {
+    let parsed: URL;
+    try {
+        parsed = new URL(url);
+    } catch {
+        // Re-thrown so the message names the offending input (Node's says only "Invalid URL").
+        throw new TypeError(`Invalid absolute URL for robots.txt lookup: ${url}`);
+    }
+    if (parsed.protocol !== 'http:' && parsed.protocol !== 'https:') {
+        throw new TypeError(`robots.txt applies to http(s) URLs only, got ${parsed.protocol}`);
+    }
+    return parsed.origin;
+}
+
+function cacheKey(origin: string, userAgent: string | undefined): string {
+    // Newline cannot occur in an origin, so keys cannot collide.
+    return `${origin}\n${userAgent ?? ''}`;
+}
