@@ -190,6 +190,13 @@ describe('domainKeyOfUrl', () => {
         expect(domainKeyOfUrl('http://cached-port.example:8080/', 'hostname')).toBe('cached-port.example');
     });
 
+    it('never caches credentials as if they were the host', () => {
+        expect(domainKeyOfUrl('http://creds:80@www.example.net/', 'hostname')).toBe('www.example.net');
+        expect(domainKeyOfUrl('http://creds@www.example.net/', 'hostname')).toBe('www.example.net');
+        expect(domainKeyOfUrl('http://creds/', 'hostname')).toBe('creds');
+        expect(domainKeyOfUrl('http://creds:80/', 'hostname')).toBe('creds');
+    });
+
     it('keeps the two modes apart even for the same raw host', () => {
         const url = 'https://www.separate-caches.example.org/';
         expect(domainKeyOfUrl(url, 'hostname')).toBe('www.separate-caches.example.org');

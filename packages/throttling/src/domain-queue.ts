@@ -15,6 +15,10 @@ export class DomainQueue {
     inFlight = 0;
     /** Where the domain sits in the scheduler, so it is never filed twice. */
     scheduled?: 'ring' | 'heap';
+    /** Held until a first-dispatch check (robots.txt) finishes; not scheduled meanwhile. */
+    gated = false;
+    /** The first-dispatch check was started (it runs once per domain and process). */
+    gateStarted = false;
 
     constructor(
         readonly key: string,

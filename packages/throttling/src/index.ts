@@ -26,3 +26,10 @@ export {
 } from './errors';
 export type { StalledDomain } from './errors';
 export { parseRetryAfter } from './retry-after';
+export type { AttachableCrawler, NavigationContext } from './crawler-integration';
+export type { DomainGate } from './throttling-request-manager';
+export { parseRateLimitHeaders } from './rate-limit-headers';
+export type { RateLimitInfo, RateLimitSource } from './rate-limit-headers';
+export { RobotsCrawlDelayCache, fetchRobotsTxtWithGotScraping } from './robots-crawl-delay';
+export type { RobotsFetcher, RobotsFetchResult, RobotsVerdict } from './robots-crawl-delay';
+export type { ResponseLike, ResponseInfo } from './response-info';

@@ -6,6 +6,7 @@ import { systemClock } from './clock';
 import type { DomainStateStore } from './domain-state-store';
 import type { ThrottleBy } from './domain-key';
 import { ThrottlingOptionsError } from './errors';
+import type { RobotsFetcher } from './robots-crawl-delay';
 
 /** Opens the queue that holds one throttled domain's requests. */
 export type RequestManagerOpener = (name: string, options: { config?: Configuration }) => Promise<IRequestManager>;
@@ -74,6 +75,40 @@ export interface ThrottlingRequestManagerOptions {
      */
     requestManagerOpener?: RequestManagerOpener;
     /**
+     * Response status codes that mean "slow down": the domain backs off and the request is retried
+     * later through the manager, without spending a retry or penalising the session.
+     * @default [429]
+     */
+    backoffStatusCodes?: readonly number[];
+    /**
+     * Read robots.txt `Crawl-delay` of each domain (once per origin, before its first dispatch) and
+     * apply it as the domain's crawl delay.
+     * @default true
+     */
+    respectCrawlDelay?: boolean;
+    /**
+     * Cap on a robots.txt `Crawl-delay`; applying it logs a warning.
+     * @default 60
+     */
+    maxCrawlDelaySecs?: number;
+    /**
+     * User agent whose robots.txt group is read for `Crawl-delay`. Set it to the product token your
+     * crawler announces; unset, the `*` group applies.
+     */
+    robotsUserAgent?: string;
+    /**
+     * Fetches robots.txt; the default uses got-scraping through the crawler's proxy.
+     * @default got-scraping
+     */
+    robotsFetcher?: RobotsFetcher;
+    /**
+     * What `attach()` does with a crawler's own `sameDomainDelaySecs`: `'fold'` raises this manager's
+     * floor to it and switches Crawlee's delay off (so requests are not paced twice); `'refuse'`
+     * throws instead.
+     * @default 'fold'
+     */
+    sameDomainDelay?: 'fold' | 'refuse';
+    /**
      * Time source in epoch milliseconds; inject a manual clock in tests.
      * @default the system clock
      */
@@ -99,6 +134,12 @@ export interface ResolvedThrottlingOptions {
     requestManagerOpener?: RequestManagerOpener;
     clock: Clock;
     stateStore?: DomainStateStore;
+    backoffStatusCodes: ReadonlySet<number>;
+    respectCrawlDelay: boolean;
+    maxCrawlDelaySecs: number;
+    robotsUserAgent?: string;
+    robotsFetcher?: RobotsFetcher;
+    sameDomainDelay: 'fold' | 'refuse';
 }
 
 const isFunction = (value: unknown): value is (...args: never[]) => unknown => typeof value === 'function';
@@ -133,6 +174,14 @@ export const throttlingOptionsSchema = z.strictObject({
         .optional(),
     persistStateKey: z.string().min(1, 'persistStateKey must be a non-empty string').optional(),
     requestManagerOpener: z.custom<RequestManagerOpener>(isFunction, { error: 'requestManagerOpener must be a function' }).optional(),
+    backoffStatusCodes: z
+        .array(z.number().int().min(100).max(599), { error: 'backoffStatusCodes must be a list of HTTP status codes (100-599)' })
+        .optional(),
+    respectCrawlDelay: z.boolean({ error: 'respectCrawlDelay must be true or false' }).optional(),
+    maxCrawlDelaySecs: seconds('maxCrawlDelaySecs').optional(),
+    robotsUserAgent: z.string().min(1, 'robotsUserAgent must be a non-empty string').optional(),
+    robotsFetcher: z.custom<RobotsFetcher>(isFunction, { error: 'robotsFetcher must be a function' }).optional(),
+    sameDomainDelay: z.enum(['fold', 'refuse'], { error: "sameDomainDelay must be 'fold' or 'refuse'" }).optional(),
     clock: z
         .custom<Clock>((v) => typeof v === 'object' && v !== null && isFunction((v as Clock).now), {
             error: 'clock must be an object with a now() method returning epoch milliseconds',
@@ -183,5 +232,11 @@ export function resolveThrottlingOptions(options: ThrottlingRequestManagerOption
         requestManagerOpener: o.requestManagerOpener,
         clock: o.clock ?? systemClock,
         stateStore: o.stateStore,
+        backoffStatusCodes: new Set(o.backoffStatusCodes ?? [429]),
+        respectCrawlDelay: o.respectCrawlDelay ?? true,
+        maxCrawlDelaySecs: o.maxCrawlDelaySecs ?? 60,
+        robotsUserAgent: o.robotsUserAgent,
+        robotsFetcher: o.robotsFetcher,
+        sameDomainDelay: o.sameDomainDelay ?? 'fold',
     };
 }

@@ -80,7 +80,7 @@ export function domainKeyFromQueueName(name: string): string | undefined {
     if (typeof name !== 'string' || !name.startsWith(THROTTLED_QUEUE_NAME_PREFIX)) return undefined;
     const key = decode(name.slice(THROTTLED_QUEUE_NAME_PREFIX.length));
     if (key === undefined || key.length === 0) return undefined;
-    return key;
+    return throttledQueueName(key) === name ? key : undefined;
 }
 
 /**

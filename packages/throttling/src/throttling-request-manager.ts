@@ -19,18 +19,28 @@ import { domainKeyOfConfigured, domainKeyOfUrl } from './domain-key';
 import type { DomainState } from './domain-state';
 import type { DomainStateStore } from './domain-state-store';
 import { InMemoryDomainStateStore } from './domain-state-store';
-import { PersistentRateLimitError, ThrottledDomainLimitError } from './errors';
+import type { AttachableCrawler, NavigationContext } from './crawler-integration';
+import { attachCrawler, discardBody, spareSessionOnce } from './crawler-integration';
+import { PersistentRateLimitError, RequestThrottledError, ThrottledDomainLimitError } from './errors';
 import type { StalledDomain } from './errors';
 import { MinHeap } from './min-heap';
 import type { ResolvedThrottlingOptions, ThrottlingRequestManagerOptions } from './options';
 import { resolveThrottlingOptions } from './options';
 import type { PacingSignal } from './pacing-signal';
 import { throttledQueueName } from './queue-name';
+import { readResponse } from './response-info';
+import { parseRetryAfter } from './retry-after';
 import type { DomainSnapshot, Readiness } from './readiness';
 import { DomainQueue } from './domain-queue';
 
 /** How many held-back requests one fetch may move out of `inner` before giving the slot back. */
 const MAX_MOVES_PER_FETCH = 100;
+
+/**
+ * Runs once per domain before its first dispatch (e.g. reading robots.txt); the domain is held
+ * back, without blocking any fetch, until the promise settles.
+ */
+export type DomainGate = (domainKey: string, firstUrl: string) => Promise<void>;
 
 /** Where a handed-out request came from, so its completion or reclaim goes back there. */
 interface Handout {
@@ -76,6 +86,20 @@ export class ThrottlingRequestManager implements IRequestManager {
     // Forwarded onto every queue underneath, including ones opened later.
     private forwardedTimeoutMillis?: number;
     private forwardedLockSecs?: number;
+    // Requests being retried because their domain refused them, with their retryCount before the
+    // crawler's error handler raised it: a throttled retry must not spend a retry.
+    private readonly throttledRetries = new WeakMap<Request, number>();
+    // First-dispatch check per domain (robots.txt), set by the crawler integration.
+    private domainGate?: DomainGate;
+    // Called when held-back work becomes ready, to wake the crawler's pool at once.
+    private readonly wakeListeners = new Set<() => void>();
+    // The pending wake-up timer and the time it fires.
+    private wakeTimer?: NodeJS.Timeout;
+    private wakeAt = Infinity;
+    // A crawler wrote its settings onto this manager: it is serving a crawler.
+    private servingCrawler = false;
+    // Some integration listens to responses (attach() or handleResponse()).
+    private integrated = false;
     private readonly log = crawleeLog.child({ prefix: 'ThrottlingRequestManager' });
 
     constructor(options: ThrottlingRequestManagerOptions, config?: Configuration) {
@@ -97,6 +121,7 @@ export class ThrottlingRequestManager implements IRequestManager {
     }
 
     set internalTimeoutMillis(value: number | undefined) {
+        this.servingCrawler = true;
         this.forwardedTimeoutMillis = value;
         this.forEachQueue((q) => forward(q, 'internalTimeoutMillis', value));
     }
@@ -206,6 +231,11 @@ export class ThrottlingRequestManager implements IRequestManager {
 
     async fetchNextRequest<T extends Dictionary = Dictionary>(): Promise<Request<T> | null> {
         await this.getInner();
+        if (this.servingCrawler && !this.integrated) {
+            this.log.warningOnce(
+                'ThrottlingRequestManager is serving a crawler but was never attached: 429s and robots.txt crawl delays will not reach it. Call throttler.attach(crawler).',
+            );
+        }
         this.preferInner = !this.preferInner;
         if (this.preferInner) {
             return ((await this.fetchFromInner()) ?? (await this.fetchFromDomains())) as Request<T> | null;
@@ -227,6 +257,11 @@ export class ThrottlingRequestManager implements IRequestManager {
     async reclaimRequest(request: Request, options?: RequestQueueOperationOptions) {
         const handout = this.handoutOf(request);
         this.handouts.delete(request);
+        const retryCountBefore = this.throttledRetries.get(request);
+        if (retryCountBefore !== undefined) {
+            this.throttledRetries.delete(request);
+            request.retryCount = retryCountBefore;
+        }
         const result = await handout.source.reclaimRequest(request, options);
         const entry = handout.domain;
         if (entry) {
@@ -240,12 +275,18 @@ export class ThrottlingRequestManager implements IRequestManager {
     async isEmpty(): Promise<boolean> {
         if (this.firstReady(this.clock.now())) return false;
         const inner = await this.getInner();
-        return inner.isEmpty();
+        const empty = await inner.isEmpty();
+        if (empty) this.scheduleWake();
+        return empty;
     }
 
     async isFinished(): Promise<boolean> {
         const readiness = await this.checkReadiness();
-        if (readiness.kind === 'stalled') throw new PersistentRateLimitError(readiness.domains);
+        if (readiness.kind === 'stalled') {
+            this.clearWake();
+            throw new PersistentRateLimitError(readiness.domains);
+        }
+        if (readiness.kind === 'finished') this.clearWake();
         return readiness.kind === 'finished';
     }
 
@@ -304,6 +345,80 @@ export class ThrottlingRequestManager implements IRequestManager {
         const entry = this.domainQueues.get(key);
         if (entry) this.reschedule(entry, now);
         return true;
+    }
+
+    /**
+     * Wires a crawler to this manager in one call: its responses reach the manager (429s back off
+     * the domain and are retried for free), its pool wakes when held-back work becomes ready, and
+     * robots.txt crawl delays are read before each domain's first dispatch. Returns the manager.
+     */
+    attach(crawler: AttachableCrawler | object): this {
+        attachCrawler(this, crawler as AttachableCrawler);
+        return this;
+    }
+
+    /**
+     * Checks one response of a request this manager handed out. When its status is one of
+     * `backoffStatusCodes` and its domain is throttled, records a `rateLimited` signal (with the
+     * `Retry-After` wait), discards the body and throws `RequestThrottledError`, which makes Crawlee
+     * retry the request later through this manager without spending a retry or penalising the
+     * session. `attach()` calls it from a post-navigation hook; `BasicCrawler` users call it in
+     * their request handler with the response they got.
+     */
+    async handleResponse(context: NavigationContext, response: unknown): Promise<void> {
+        this.integrated = true;
+        const info = readResponse(response);
+        if (!info || !this.options.backoffStatusCodes.has(info.statusCode)) return;
+        const { request } = context;
+        const waitMs = parseRetryAfter(info.headers['retry-after'], this.clock.now());
+        if (!this.recordPacingSignal({ reason: 'rateLimited', url: request.url, waitMs })) {
+            const domain = this.domainKeyOf(request.url) ?? request.url;
+            this.log.warningOnce(
+                `${domain} answered ${info.statusCode}, but this throttler does not throttle it (domains: ${this.options.domains === 'all' ? "'all'" : this.options.domains.join(', ')}); add it to domains to back off.`,
+            );
+            return;
+        }
+        discardBody(response);
+        spareSessionOnce(context.session);
+        this.markThrottledRetry(request);
+        throw new RequestThrottledError(request.url, info.statusCode, waitMs);
+    }
+
+    /**
+     * Marks a request as refused by its domain: when the crawler reclaims it, its `retryCount` is
+     * restored, so a throttled retry never spends one of `maxRequestRetries`.
+     */
+    markThrottledRetry(request: Request): void {
+        this.throttledRetries.set(request, request.retryCount);
+    }
+
+    /** Sets the check run once per domain before its first dispatch (robots.txt). */
+    setDomainGate(gate: DomainGate | undefined): void {
+        this.domainGate = gate;
+    }
+
+    /**
+     * Calls `listener` whenever held-back work becomes ready (a clock ran out, a domain check
+     * finished), so a crawler's pool can be woken instead of polling. Returns an unsubscribe.
+     */
+    onWake(listener: () => void): () => void {
+        this.wakeListeners.add(listener);
+        return () => {
+            this.wakeListeners.delete(listener);
+            if (this.wakeListeners.size === 0) this.clearWake();
+        };
+    }
+
+    /** Records that responses reach this manager (set by the crawler integration). */
+    markIntegrated(): void {
+        this.integrated = true;
+    }
+
+    /** Stops any pending wake-up timer (the crawl ended). */
+    clearWake(): void {
+        if (this.wakeTimer) clearTimeout(this.wakeTimer);
+        this.wakeTimer = undefined;
+        this.wakeAt = Infinity;
     }
 
     /** The least time between two dispatches to any throttled domain, in ms. */
@@ -428,6 +543,43 @@ export class ThrottlingRequestManager implements IRequestManager {
 
     // ---- internals ---------------------------------------------------------------------------------
 
+    /** Arms one unref'd timer for the earliest ready time of held-back work. */
+    private scheduleWake(): void {
+        if (this.wakeListeners.size === 0) return;
+        const at = this.nextReadyAt();
+        if (at === undefined || at >= this.wakeAt) return;
+        this.clearWake();
+        this.wakeAt = at;
+        // A millisecond late rather than early: a wake-up before the deadline finds nothing ready.
+        const delay = Math.max(0, at - this.clock.now()) + 1;
+        this.wakeTimer = setTimeout(() => {
+            this.wakeTimer = undefined;
+            this.wakeAt = Infinity;
+            this.wake();
+        }, delay);
+        this.wakeTimer.unref();
+    }
+
+    private wake(): void {
+        for (const listener of this.wakeListeners) listener();
+    }
+
+    /** Starts the domain's first-dispatch check, holding the domain back until it settles. */
+    private maybeGate(entry: DomainQueue, url: string): void {
+        if (entry.gateStarted || !this.domainGate) return;
+        entry.gateStarted = true;
+        entry.gated = true;
+        const release = () => {
+            entry.gated = false;
+            this.reschedule(entry, this.clock.now());
+            this.wake();
+        };
+        this.domainGate(entry.key, url).then(release, (error: unknown) => {
+            this.log.warning(`The first-dispatch check of ${entry.key} failed; crawling it without: ${String(error)}`);
+            release();
+        });
+    }
+
     private async getInner(): Promise<IRequestManager> {
         if (this.inner) return this.inner;
         this.innerOpening ??= (async () => {
@@ -458,6 +610,7 @@ export class ThrottlingRequestManager implements IRequestManager {
             this.domainQueues.set(key, entry);
             this.states.update(key, () => undefined);
         }
+        this.maybeGate(entry, url);
         await this.openQueue(entry);
         return entry;
     }
@@ -493,7 +646,7 @@ export class ThrottlingRequestManager implements IRequestManager {
 
     /** Puts a domain with work where it belongs: the ready ring or the waiting heap. */
     private reschedule(entry: DomainQueue, now: number): void {
-        if (entry.queued <= 0 || entry.scheduled) return;
+        if (entry.queued <= 0 || entry.scheduled || entry.gated) return;
         const state = this.states.read(entry.key);
         const readyAt = state ? state.readyAt() : 0;
         if (readyAt <= now) {
@@ -520,7 +673,7 @@ export class ThrottlingRequestManager implements IRequestManager {
         while (this.readyRing.length > 0) {
             const entry = this.readyRing[0];
             const state = this.states.read(entry.key);
-            if (entry.queued > 0 && (!state || state.isReady(now))) return entry;
+            if (entry.queued > 0 && !entry.gated && (!state || state.isReady(now))) return entry;
             this.readyRing.shift();
             entry.scheduled = undefined;
             this.reschedule(entry, now);
@@ -534,7 +687,7 @@ export class ThrottlingRequestManager implements IRequestManager {
             const entry = this.readyRing.shift();
             if (!entry) return undefined;
             entry.scheduled = undefined;
-            if (entry.queued <= 0) continue;
+            if (entry.queued <= 0 || entry.gated) continue;
             const state = this.states.read(entry.key);
             if (state && !state.isReady(now)) {
                 this.reschedule(entry, now);
@@ -604,7 +757,7 @@ export class ThrottlingRequestManager implements IRequestManager {
             }
             const now = this.clock.now();
             const state = this.states.read(entry.key);
-            if (!state || state.isReady(now)) {
+            if (!entry.gated && (!state || state.isReady(now))) {
                 this.states.update(entry.key, (s) => s.dispatch(now, this.floorMs));
                 entry.inFlight += 1;
                 this.handouts.set(request, { source: inner, domain: entry });

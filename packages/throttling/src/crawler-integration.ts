@@ -1,0 +1,150 @@
+import type { IRequestManager, Request, Session } from '@crawlee/core';
+import { log as crawleeLog } from '@crawlee/core';
+
+import { ThrottlingOptionsError } from './errors';
+import type { RobotsVerdict } from './robots-crawl-delay';
+import { RobotsCrawlDelayCache } from './robots-crawl-delay';
+import { parseRetryAfter } from './retry-after';
+import type { ThrottlingRequestManager } from './throttling-request-manager';
+
+/**
+ * The parts of a Crawlee 3.x crawler the integration touches. Every crawler class has them
+ * (`postNavigationHooks` only the HTTP and browser crawlers), so no crawler package is imported.
+ */
+export interface AttachableCrawler {
+    requestManager?: IRequestManager;
+    requestQueue?: unknown;
+    autoscaledPool?: { notify(): unknown };
+    postNavigationHooks?: ((context: NavigationContext, ...rest: unknown[]) => unknown)[];
+    proxyConfiguration?: { newUrl(sessionId?: string | number): Promise<string | undefined> | string | undefined };
+    sameDomainDelayMillis?: number;
+    retryOnBlocked?: boolean;
+    sessionPool?: unknown;
+    log?: { info(message: string): void };
+}
+
+/** The crawling context fields a response check needs. */
+export interface NavigationContext {
+    request: Request;
+    session?: Session;
+    response?: unknown;
+}
+
+const integrationLog = crawleeLog.child({ prefix: 'ThrottlingRequestManager' });
+
+/** Whether `crawler` hands out requests through `manager` (directly or inside a tandem). */
+export function crawlerUsesManager(crawler: AttachableCrawler, manager: IRequestManager): boolean {
+    const candidates = [crawler.requestManager, crawler.requestQueue];
+    return candidates.some(
+        (c) => c === manager || (typeof c === 'object' && c !== null && (c as { requestQueue?: unknown }).requestQueue === manager),
+    );
+}
+
+/**
+ * Keeps a session from being penalised for one failed attempt: Crawlee calls `markBad()` after
+ * every error, but a 429 is the server asking us to slow down, not a ban.
+ */
+export function spareSessionOnce(session: Session | undefined): void {
+    if (!session) return;
+    const target = session as unknown as Record<string, unknown>;
+    if (Object.prototype.hasOwnProperty.call(target, 'markBad')) return;
+    target.markBad = () => {
+        delete target.markBad;
+    };
+}
+
+/** Discards an unread response body so the connection is not left holding it. */
+export function discardBody(response: unknown): void {
+    const stream = response as { destroy?: () => void; readableEnded?: boolean; destroyed?: boolean };
+    if (typeof stream?.destroy === 'function' && !stream.destroyed && !stream.readableEnded) stream.destroy();
+}
+
+/**
+ * Wires a crawler to the manager: responses reach it through a post-navigation hook, its pool is
+ * woken when held-back work becomes ready, robots.txt crawl delays are read before each domain's
+ * first dispatch, and settings that would fight the throttler are reported once.
+ */
+export function attachCrawler(manager: ThrottlingRequestManager, crawler: AttachableCrawler): void {
+    if (!crawlerUsesManager(crawler, manager)) {
+        throw new ThrottlingOptionsError(
+            'attach(crawler): this crawler does not take its requests from this ThrottlingRequestManager. ' +
+                'On Crawlee 3.x pass it as `requestQueue: throttler.asRequestQueue()` (alone or with a requestList); on v4 as `requestManager`.',
+        );
+    }
+    const { options } = manager;
+    manager.markIntegrated();
+
+    // Responses: our hook goes first, before Crawlee's own hooks and blocked-status checks retire the session.
+    if (Array.isArray(crawler.postNavigationHooks)) {
+        crawler.postNavigationHooks.unshift(async (context: NavigationContext) => manager.handleResponse(context, context.response));
+    } else {
+        integrationLog.info(
+            'This crawler has no navigation hooks (BasicCrawler): report each response with `await throttler.handleResponse(context, response)` in the request handler, or 429s will not reach the throttler.',
+        );
+    }
+
+    manager.onWake(() => crawler.autoscaledPool?.notify());
+
+    if (options.respectCrawlDelay) {
+        const robots = new RobotsCrawlDelayCache({
+            fetcher: options.robotsFetcher,
+            maxCrawlDelaySecs: options.maxCrawlDelaySecs,
+            now: () => options.clock.now(),
+        });
+        manager.setDomainGate(async (_domain, url) => {
+            const proxyUrl = (await crawler.proxyConfiguration?.newUrl()) ?? undefined;
+            const verdict = await robots.get(url, { userAgent: options.robotsUserAgent, proxyUrl });
+            applyRobotsVerdict(manager, url, verdict);
+        });
+    }
+
+    const sameDomainDelayMs = crawler.sameDomainDelayMillis ?? 0;
+    if (sameDomainDelayMs > 0) {
+        if (options.sameDomainDelay === 'refuse') {
+            throw new ThrottlingOptionsError(
+                `attach(crawler): the crawler sets sameDomainDelaySecs (${sameDomainDelayMs / 1000} s), which would pace throttled domains twice. ` +
+                    'Remove it and use minCrawlDelaySecs, or set sameDomainDelay: "fold".',
+            );
+        }
+        manager.recordPacingSignal({ reason: 'minIntervalEverywhere', intervalMs: sameDomainDelayMs });
+        crawler.sameDomainDelayMillis = 0;
+        integrationLog.info(
+            `sameDomainDelaySecs (${sameDomainDelayMs / 1000} s) folded into the throttler's floor; Crawlee's own delay is switched off so requests are not paced twice.`,
+        );
+    }
+
+    warnAboutSessionRetirement(manager, crawler);
+}
+
+function applyRobotsVerdict(manager: ThrottlingRequestManager, url: string, verdict: RobotsVerdict): void {
+    if (verdict.kind === 'crawlDelay') {
+        if (verdict.capped) {
+            integrationLog.warning(
+                `robots.txt of ${new URL(url).origin} asks for Crawl-delay: ${verdict.declaredSecs} s; capped at maxCrawlDelaySecs (${verdict.delayMs / 1000} s).`,
+            );
+        }
+        manager.recordPacingSignal({ reason: 'minInterval', url, intervalMs: verdict.delayMs });
+    } else if (verdict.kind === 'rateLimited') {
+        manager.recordPacingSignal({ reason: 'rateLimited', url, waitMs: parseRetryAfter(verdict.retryAfterHeader, manager.options.clock.now()) });
+    }
+}
+
+/** One line for each setting that would still retire sessions on a rate-limit answer. */
+function warnAboutSessionRetirement(manager: ThrottlingRequestManager, crawler: AttachableCrawler): void {
+    const codes = manager.options.backoffStatusCodes;
+    const blocked = (crawler.sessionPool as { blockedStatusCodes?: number[] } | undefined)?.blockedStatusCodes ?? [];
+    const hasHooks = Array.isArray(crawler.postNavigationHooks);
+    if (!codes.has(429) && blocked.includes(429)) {
+        integrationLog.warning(
+            'backoffStatusCodes leaves out 429 while the session pool treats 429 as blocked: 429 answers will retire sessions and spend retries. Add 429 to backoffStatusCodes.',
+        );
+    }
+    if (crawler.retryOnBlocked && !codes.has(429)) {
+        integrationLog.warning('retryOnBlocked is on and 429 is not in backoffStatusCodes: 429 answers will rotate sessions instead of backing off.');
+    }
+    if (!hasHooks && blocked.some((code) => codes.has(code))) {
+        integrationLog.warning(
+            `The session pool treats ${blocked.filter((c) => codes.has(c)).join(', ')} as blocked; without handleResponse() in the request handler those answers retire sessions.`,
+        );
+    }
+}
