@@ -11,7 +11,7 @@ import type {
     RequestsLike,
     Source,
 } from '@crawlee/core';
-import { log as crawleeLog, RequestQueue } from '@crawlee/core';
+import { Configuration as CrawleeConfiguration, KeyValueStore, log as crawleeLog, RequestQueue } from '@crawlee/core';
 import type { ProcessedRequest } from '@crawlee/types';
 
 import type { Clock } from './clock';
@@ -27,7 +27,10 @@ import { MinHeap } from './min-heap';
 import type { ResolvedThrottlingOptions, ThrottlingRequestManagerOptions } from './options';
 import { resolveThrottlingOptions } from './options';
 import type { PacingSignal } from './pacing-signal';
-import { throttledQueueName } from './queue-name';
+import { parsePersistedState, PERSISTED_STATE_VERSION } from './persisted-state';
+import type { PersistedThrottlingState } from './persisted-state';
+import { QueueNamespace } from './queue-namespace';
+import { listStoredQueueNames } from './stored-queues';
 import { readResponse } from './response-info';
 import { parseRetryAfter } from './retry-after';
 import type { DomainSnapshot, Readiness } from './readiness';
@@ -66,6 +69,13 @@ export class ThrottlingRequestManager implements IRequestManager {
     private readonly states: DomainStateStore;
     // Queue bookkeeping per throttled domain key.
     private readonly domainQueues = new Map<string, DomainQueue>();
+    // Names this manager's queues, apart from other managers' on the same storage.
+    private readonly namespace: QueueNamespace;
+    // First use: purge or restore, once.
+    private initializing?: Promise<void>;
+    // A state write in progress, and the one queued behind it (coalesces bursts of saves).
+    private saving?: Promise<void>;
+    private saveQueued?: Promise<void>;
     // Configured domain keys (empty under 'all').
     private readonly listedDomains: ReadonlySet<string>;
     // Domains with work that are ready now, served round-robin so none is drained first.
@@ -108,6 +118,7 @@ export class ThrottlingRequestManager implements IRequestManager {
         this.clock = this.options.clock;
         this.states = this.options.stateStore ?? new InMemoryDomainStateStore();
         this.floorMs = this.options.minCrawlDelayMs;
+        this.namespace = new QueueNamespace(this.options.persistStateKey);
         const { domains, throttleBy } = this.options;
         this.listedDomains = new Set(domains === 'all' ? [] : domains.map((d) => domainKeyOfConfigured(d, throttleBy)));
         for (const key of this.listedDomains) this.states.update(key, () => undefined);
@@ -165,6 +176,7 @@ export class ThrottlingRequestManager implements IRequestManager {
     // ---- IRequestManager --------------------------------------------------------------------------
 
     async addRequest(requestLike: Source, options?: RequestQueueOperationOptions) {
+        await this.ensureInitialized();
         const url = typeof requestLike === 'string' ? requestLike : requestLike.url;
         const target = url === undefined || hasRequestsFromUrl(requestLike) ? undefined : ((await this.targetOf(url, 'throw')) ?? undefined);
         if (!target) return (await this.getInner()).addRequest(requestLike, options);
@@ -174,6 +186,7 @@ export class ThrottlingRequestManager implements IRequestManager {
     }
 
     async addRequestsBatched(requests: RequestsLike, options: AddRequestsBatchedOptions = {}): Promise<AddRequestsBatchedResult> {
+        await this.ensureInitialized();
         const items: (Source & { url?: string })[] = [];
         for await (const item of requests as AsyncIterable<Source | string>) items.push(typeof item === 'string' ? { url: item } : item);
 
@@ -230,7 +243,7 @@ export class ThrottlingRequestManager implements IRequestManager {
     }
 
     async fetchNextRequest<T extends Dictionary = Dictionary>(): Promise<Request<T> | null> {
-        await this.getInner();
+        await this.ensureInitialized();
         if (this.servingCrawler && !this.integrated) {
             this.log.warningOnce(
                 'ThrottlingRequestManager is serving a crawler but was never attached: 429s and robots.txt crawl delays will not reach it. Call throttler.attach(crawler).',
@@ -273,6 +286,7 @@ export class ThrottlingRequestManager implements IRequestManager {
     }
 
     async isEmpty(): Promise<boolean> {
+        await this.ensureInitialized();
         if (this.firstReady(this.clock.now())) return false;
         const inner = await this.getInner();
         const empty = await inner.isEmpty();
@@ -284,13 +298,18 @@ export class ThrottlingRequestManager implements IRequestManager {
         const readiness = await this.checkReadiness();
         if (readiness.kind === 'stalled') {
             this.clearWake();
+            await this.persistState();
             throw new PersistentRateLimitError(readiness.domains);
         }
-        if (readiness.kind === 'finished') this.clearWake();
+        if (readiness.kind === 'finished') {
+            this.clearWake();
+            await this.persistState();
+        }
         return readiness.kind === 'finished';
     }
 
     async handledCount(): Promise<number> {
+        await this.ensureInitialized();
         const counts = await Promise.all([this.getInner(), ...this.openQueues()].map(async (q) => (await q).handledCount()));
         return counts.reduce((a, b) => a + b, 0) - this.movedCount;
     }
@@ -335,6 +354,8 @@ export class ThrottlingRequestManager implements IRequestManager {
             const outcome = this.states.update(key, (s) =>
                 s.recordRateLimit(now, signal.waitMs, { baseDelayMs: this.options.baseDelayMs, maxDelayMs: this.options.maxDelayMs }),
             );
+            // A backoff must survive a crash: save it now (coalesced), not only at the next persistState.
+            if (outcome.escalated) void this.persistState().catch((error) => this.log.warning(`Saving throttling state failed: ${String(error)}`));
             if (outcome.cappedFrom) {
                 const source = outcome.cappedFrom.source === 'retry-after' ? 'the Retry-After header' : 'exponential backoff';
                 this.log.warning(
@@ -432,6 +453,7 @@ export class ThrottlingRequestManager implements IRequestManager {
      * `finished`. Precedence: ready > stalled > waiting > finished.
      */
     async checkReadiness(): Promise<Readiness> {
+        await this.ensureInitialized();
         const inner = await this.getInner();
         const now = this.clock.now();
         if (this.firstReady(now)) return { kind: 'ready' };
@@ -543,6 +565,107 @@ export class ThrottlingRequestManager implements IRequestManager {
 
     // ---- internals ---------------------------------------------------------------------------------
 
+    /** First use: opens `inner`, then purges earlier runs' queues or restores them (resume). */
+    private ensureInitialized(): Promise<void> {
+        this.initializing ??= (async () => {
+            await this.getInner();
+            const config = this.config ?? CrawleeConfiguration.getGlobalConfig();
+            if (config.get('purgeOnStart')) await this.purgeStoredQueues();
+            else await this.restore();
+            const events = config.getEventManager();
+            // Crawlee's EventType is a const enum, which isolated modules cannot read: use its value.
+            events.on('persistState' as never, () => {
+                void this.persistState().catch((error) => this.log.warning(`Saving throttling state failed: ${String(error)}`));
+            });
+        })();
+        return this.initializing;
+    }
+
+    /** Drops this manager's `throttled-*` queues left by earlier runs (Crawlee purges only default storages). */
+    private async purgeStoredQueues(): Promise<void> {
+        const names = [...(await listStoredQueueNames(this.config))].filter((name) => this.namespace.domainOf(name) !== undefined);
+        const opener = this.options.requestManagerOpener ?? ((name, opts) => RequestQueue.open(name, opts));
+        await Promise.all(names.map(async (name) => dropQueue(await opener(name, { config: this.config }))));
+    }
+
+    /** Reopens every known domain's queue and restores the clocks saved by an earlier run. */
+    private async restore(): Promise<void> {
+        const store = await KeyValueStore.open(null, { config: this.config });
+        let parsed: ReturnType<typeof parsePersistedState>;
+        try {
+            parsed = parsePersistedState(await store.getValue(this.options.persistStateKey));
+        } catch (error) {
+            parsed = { ok: false, reason: `it could not be read (${String(error)})`, domains: [] };
+        }
+        if (parsed && !parsed.ok) {
+            this.log.warning(
+                `The throttling state saved under ${this.options.persistStateKey} is unusable: ${parsed.reason}. Clocks start fresh; known queues are still reopened.`,
+            );
+        }
+        if (parsed?.ok) {
+            this.floorMs = Math.max(this.floorMs, parsed.floorMs);
+            for (const saved of parsed.states) {
+                if (!this.isThrottled(saved.domain)) continue;
+                this.states.update(saved.domain, (state) => Object.assign(state, saved.toJSON()));
+            }
+        }
+        const domains = new Set(parsed?.domains ?? []);
+        for (const name of await listStoredQueueNames(this.config)) {
+            const domain = this.namespace.domainOf(name);
+            if (domain !== undefined) domains.add(domain);
+        }
+        for (const key of this.listedDomains) domains.add(key);
+        const now = this.clock.now();
+        await Promise.all(
+            [...domains].filter((key) => this.isThrottled(key)).map(async (key) => {
+                let entry = this.domainQueues.get(key);
+                if (!entry) {
+                    entry = new DomainQueue(key, this.namespace.nameOf(key));
+                    this.domainQueues.set(key, entry);
+                    this.states.update(key, () => undefined);
+                }
+                const queue = await this.openQueue(entry);
+                entry.queued += queue.getPendingCount();
+                this.reschedule(entry, now);
+            }),
+        );
+    }
+
+    /**
+     * Saves discovered domains and every domain's clocks under `persistStateKey`. Calls made while
+     * a write runs share the next write, so a burst of discoveries costs two writes, not hundreds.
+     */
+    async persistState(): Promise<void> {
+        if (this.saveQueued) return this.saveQueued;
+        if (this.saving) {
+            this.saveQueued = this.saving
+                .catch(() => undefined)
+                .then(() => {
+                    this.saveQueued = undefined;
+                    return this.persistState();
+                });
+            return this.saveQueued;
+        }
+        this.saving = this.writeState().finally(() => {
+            this.saving = undefined;
+        });
+        return this.saving;
+    }
+
+    private async writeState(): Promise<void> {
+        const states: PersistedThrottlingState['states'] = {};
+        for (const state of this.states.list()) states[state.domain] = state.toJSON();
+        const record: PersistedThrottlingState = {
+            version: PERSISTED_STATE_VERSION,
+            savedAt: this.clock.now(),
+            floorMs: this.floorMs,
+            domains: [...this.domainQueues.keys()],
+            states,
+        };
+        const store = await KeyValueStore.open(null, { config: this.config });
+        await store.setValue(this.options.persistStateKey, record);
+    }
+
     /** Arms one unref'd timer for the earliest ready time of held-back work. */
     private scheduleWake(): void {
         if (this.wakeListeners.size === 0) return;
@@ -606,9 +729,11 @@ export class ThrottlingRequestManager implements IRequestManager {
                 if (onLimit === 'skip') return null;
                 throw new ThrottledDomainLimitError(this.options.maxThrottledDomains, [key]);
             }
-            entry = new DomainQueue(key, throttledQueueName(key));
+            entry = new DomainQueue(key, this.namespace.nameOf(key));
             this.domainQueues.set(key, entry);
             this.states.update(key, () => undefined);
+            // Saved before its first request lands, so a crash in between cannot strand the queue.
+            if (this.options.domains === 'all') await this.persistState();
         }
         this.maybeGate(entry, url);
         await this.openQueue(entry);
@@ -715,6 +840,13 @@ export class ThrottlingRequestManager implements IRequestManager {
             } catch (error) {
                 this.undoDispatch(entry, reservation, 1);
                 throw error;
+            }
+            if (request && !entry.gateStarted && this.domainGate) {
+                // A domain restored from an earlier run: check it (robots.txt) before its first dispatch.
+                this.undoDispatch(entry, reservation, 1);
+                await queue.reclaimRequest(request, { forefront: true });
+                this.maybeGate(entry, request.url);
+                continue;
             }
             if (request) {
                 this.handouts.set(request, { source: queue, domain: entry });

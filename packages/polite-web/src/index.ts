@@ -1,0 +1,19 @@
+export { startPoliteWeb } from './polite-web';
+export type { PoliteWeb, PoliteWebOptions } from './polite-web';
+export { defaultSites } from './default-sites';
+export type { SiteOverrides } from './default-sites';
+export { resolveSite, normalizeHost } from './site-options';
+export type {
+    SiteOptions,
+    ResolvedSite,
+    RefusalOptions,
+    RobotsOverride,
+    RetryAfterStyle,
+    RateLimitHeaderStyle,
+} from './site-options';
+export { TokenBucket } from './token-bucket';
+export type { LogEntry } from './request-log';
+export { isRobotsPath } from './request-log';
+export { scoreLog } from './score-log';
+export type { ScoreOptions, ScoredSite, SiteScore, ScoreTotals, WebScore } from './score-log';
+export { formatScoreTable } from './format-score-table';

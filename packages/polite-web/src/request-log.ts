@@ -1,0 +1,22 @@
+/** One request as the server saw it. */
+export interface LogEntry {
+    /** Normalised hostname the request was routed by (unknown hosts are logged too). */
+    readonly site: string;
+    /** Path and query as requested, e.g. `/page/3`. */
+    readonly path: string;
+    /** Arrival time, epoch ms from the web's clock. */
+    readonly time: number;
+    /** Status the server answered with. */
+    readonly status: number;
+    /**
+     * Page requests of this site in flight at arrival, this one included
+     * (robots.txt is not counted as in flight; for a robots.txt entry this is the page requests already in flight).
+     */
+    readonly inFlightAtArrival: number;
+}
+
+/** Whether a logged path is the robots.txt file, which is neither rate limited nor scored. */
+export function isRobotsPath(path: string): boolean {
+    const q = path.indexOf('?');
+    return (q === -1 ? path : path.slice(0, q)) === '/robots.txt';
+}
