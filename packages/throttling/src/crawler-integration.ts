@@ -131,7 +131,7 @@ function applyRobotsVerdict(manager: ThrottlingRequestManager, url: string, verd
 
 /** One line for each setting that would still retire sessions on a rate-limit answer. */
 function warnAboutSessionRetirement(manager: ThrottlingRequestManager, crawler: AttachableCrawler): void {
-    const codes = manager.options.backoffStatusCodes;
+    const codes = manager.options.defaultPolicy.backoffStatusCodes;
     const blocked = (crawler.sessionPool as { blockedStatusCodes?: number[] } | undefined)?.blockedStatusCodes ?? [];
     const hasHooks = Array.isArray(crawler.postNavigationHooks);
     if (!codes.has(429) && blocked.includes(429)) {

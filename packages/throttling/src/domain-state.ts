@@ -11,6 +11,9 @@
  * restored by another process.
  */
 
+import type { ResolvedPolicy } from './policy';
+import { applyJitter, POLICY_DEFAULTS } from './policy';
+
 /** Exponent cap: 2^20 × base is far beyond any sane cap, and keeps the arithmetic finite. */
 export const MAX_BACKOFF_EXPONENT = 20;
 
@@ -44,6 +47,14 @@ export interface DomainStateData {
     stallMs: number;
     /** The wait imposed at the last refusal (remaining backoff at that moment), in ms. */
     lastImposedMs: number;
+    /** Pacing raised by backoff triggers, in ms; decays one factor per quiet window. */
+    penaltyMs: number;
+    /** Time of the last backoff trigger (escalation); 0 when none. */
+    lastTriggerAt: number;
+    /** Pacing announced by the server (quota left over the time to its reset), in ms. */
+    announcedIntervalMs: number;
+    /** Until when the announced pacing applies. */
+    announcedUntil: number;
     /** Counters for users and reports. */
     dispatched: number;
     refusals: number;
@@ -60,17 +71,41 @@ export interface RateLimitOutcome {
     cappedFrom?: { source: 'retry-after' | 'exponential'; requestedMs: number };
 }
 
-/** Parameters of the backoff, resolved from the options. */
+/** Parameters of the backoff, resolved from the options (a subset of the scope's policy). */
 export interface BackoffPolicy {
     baseDelayMs: number;
     maxDelayMs: number;
+    factor?: number;
+    windowMs?: number;
+    jitter?: readonly [number, number];
+    random?: () => number;
 }
+
+/** Why the interval between dispatches is what it is (for the snapshot). */
+export type IntervalReason = 'none' | 'configured' | 'crawl-delay' | 'floor' | 'backoff' | 'announced';
 
 /** Undo token of a dispatch, for a fetch that turned out to have nothing to hand out. */
 export interface DispatchReservation {
     readonly previousNextDispatchAt: number;
     readonly armedNextDispatchAt: number;
+    /** The concurrency slot taken. */
+    readonly slot: number;
+    readonly previousSlotNextAt: number;
 }
+
+/** The pacing a domain gets when no policy is given: one clock, no concurrency cap. */
+const UNLIMITED: Pick<ResolvedPolicy, 'concurrency' | 'delayMs' | 'delayPerSlotMs' | 'jitter' | 'ignoreRobotsCrawlDelay' | 'explicit'> = {
+    concurrency: Number.POSITIVE_INFINITY,
+    delayMs: 0,
+    delayPerSlotMs: 0,
+    jitter: undefined,
+    ignoreRobotsCrawlDelay: false,
+    explicit: { concurrency: false, delay: false },
+};
+
+/** The part of a policy that pacing decisions read. */
+export type PacingPolicy = Pick<ResolvedPolicy, 'concurrency' | 'delayMs' | 'delayPerSlotMs' | 'jitter' | 'ignoreRobotsCrawlDelay' | 'explicit'> &
+    Partial<Pick<ResolvedPolicy, 'backoffFactor' | 'backoffMinDelayMs' | 'backoffWindowMs'>>;
 
 export class DomainState implements DomainStateData {
     domain: string;
@@ -84,45 +119,157 @@ export class DomainState implements DomainStateData {
     lastRefusalAt = 0;
     stallMs = 0;
     lastImposedMs = 0;
+    penaltyMs = 0;
+    lastTriggerAt = 0;
+    announcedIntervalMs = 0;
+    announcedUntil = 0;
     dispatched = 0;
     refusals = 0;
     handled = 0;
+
+    // Per concurrency slot: earliest next dispatch (per-slot delay) and whether it is in use.
+    // Process-local: requests in flight in a dead process are not ours to wait for.
+    private readonly slotNextAt: number[] = [];
+    private readonly slotBusy: boolean[] = [];
+    private busySlots = 0;
 
     constructor(domain: string) {
         this.domain = domain;
     }
 
-    /** Minimum spacing between dispatches: the larger of the domain's crawl delay and the floor. */
-    intervalMs(floorMs: number): number {
-        return Math.max(this.crawlDelayMs, floorMs);
+    /** The most requests in flight the policy allows, robots.txt crawl delay considered. */
+    concurrencyLimit(policy: PacingPolicy = UNLIMITED): number {
+        if (policy.explicit.concurrency || policy.ignoreRobotsCrawlDelay || !Number.isFinite(policy.concurrency)) return policy.concurrency;
+        // A declared crawl delay means "one at a time", as Scrapy reads it.
+        return this.crawlDelayMs > 0 ? 1 : policy.concurrency;
     }
 
-    /** Earliest time both clocks allow a dispatch. */
-    readyAt(): number {
-        return Math.max(this.nextDispatchAt, this.backoffUntil);
+    /** Requests handed out and not yet completed, as far as this state knows. */
+    get inFlight(): number {
+        return this.busySlots;
     }
 
-    isReady(now: number): boolean {
-        return now >= this.readyAt();
+    /** Pacing raised by backoff triggers at `now`, after the decay of full quiet windows. */
+    penaltyAt(now: number, policy: PacingPolicy = UNLIMITED): number {
+        if (this.penaltyMs <= 0) return 0;
+        const windowMs = policy.backoffWindowMs ?? POLICY_DEFAULTS.backoffWindowSecs * 1000;
+        const factor = policy.backoffFactor ?? POLICY_DEFAULTS.backoffFactor;
+        const quietWindows = windowMs > 0 ? Math.floor(Math.max(0, now - this.lastTriggerAt) / windowMs) : Infinity;
+        const decayed = this.penaltyMs / factor ** Math.min(quietWindows, 64);
+        return decayed < (policy.backoffMinDelayMs ?? 0) || decayed < 1 ? 0 : decayed;
+    }
+
+    /**
+     * Minimum spacing between dispatches at `now`, and why: the largest of the configured delay, the
+     * robots.txt crawl delay (unless the scope overrides or ignores it), the floor, the pacing raised
+     * by backoff, and the pacing the server announced.
+     */
+    interval(now: number, floorMs: number, policy: PacingPolicy = UNLIMITED): { ms: number; reason: IntervalReason } {
+        const crawlDelay = policy.ignoreRobotsCrawlDelay || policy.explicit.delay ? 0 : this.crawlDelayMs;
+        const candidates: [number, IntervalReason][] = [
+            [policy.delayMs, 'configured'],
+            [crawlDelay, 'crawl-delay'],
+            [floorMs, 'floor'],
+            [this.penaltyAt(now, policy), 'backoff'],
+            [now < this.announcedUntil ? this.announcedIntervalMs : 0, 'announced'],
+        ];
+        let best: { ms: number; reason: IntervalReason } = { ms: 0, reason: 'none' };
+        for (const [ms, reason] of candidates) if (ms > best.ms) best = { ms, reason };
+        return best;
+    }
+
+    /** Minimum spacing between dispatches (see {@link interval}). */
+    intervalMs(floorMs: number, now = 0, policy: PacingPolicy = UNLIMITED): number {
+        return this.interval(now, floorMs, policy).ms;
+    }
+
+    /** Earliest time every clock allows a dispatch; Infinity while all slots are in use. */
+    readyAt(policy: PacingPolicy = UNLIMITED): number {
+        const clocks = Math.max(this.nextDispatchAt, this.backoffUntil);
+        const limit = this.concurrencyLimit(policy);
+        if (this.busySlots >= limit) return Number.POSITIVE_INFINITY;
+        if (policy.delayPerSlotMs <= 0 || !Number.isFinite(limit)) return clocks;
+        return Math.max(clocks, this.freeSlot(limit).nextAt);
+    }
+
+    isReady(now: number, policy: PacingPolicy = UNLIMITED): boolean {
+        return now >= this.readyAt(policy);
+    }
+
+    /** The free slot that can go first (lowest per-slot clock). */
+    private freeSlot(limit: number): { slot: number; nextAt: number } {
+        let best = { slot: -1, nextAt: Number.POSITIVE_INFINITY };
+        const bound = Number.isFinite(limit) ? limit : this.slotBusy.length + 1;
+        for (let i = 0; i < bound; i++) {
+            if (this.slotBusy[i]) continue;
+            const nextAt = this.slotNextAt[i] ?? 0;
+            if (nextAt < best.nextAt) best = { slot: i, nextAt };
+            if (nextAt === 0) break;
+        }
+        return best;
+    }
+
+    /** Frees a concurrency slot when its request was handled or reclaimed. */
+    release(slot: number): void {
+        if (slot < 0 || !this.slotBusy[slot]) return;
+        this.slotBusy[slot] = false;
+        this.busySlots -= 1;
     }
 
     isBackingOff(now: number): boolean {
         return now < this.backoffUntil;
     }
 
-    /** Arms the crawl-delay clock for a dispatch at `now`. Call before awaiting the queue. */
-    dispatch(now: number, floorMs: number): DispatchReservation {
-        const reservation = { previousNextDispatchAt: this.nextDispatchAt, armedNextDispatchAt: now + this.intervalMs(floorMs) };
+    /**
+     * Arms the clocks for a dispatch at `now` and takes a concurrency slot. Call before awaiting the
+     * queue. `random` feeds the jitter.
+     */
+    dispatch(now: number, floorMs: number, policy: PacingPolicy = UNLIMITED, random: () => number = Math.random): DispatchReservation {
+        const limit = this.concurrencyLimit(policy);
+        const { slot } = this.freeSlot(limit);
+        const interval = applyJitter(this.interval(now, floorMs, policy).ms, policy.jitter, random);
+        const reservation: DispatchReservation = {
+            previousNextDispatchAt: this.nextDispatchAt,
+            armedNextDispatchAt: now + interval,
+            slot,
+            previousSlotNextAt: this.slotNextAt[slot] ?? 0,
+        };
         this.nextDispatchAt = reservation.armedNextDispatchAt;
+        if (slot >= 0) {
+            this.slotBusy[slot] = true;
+            this.busySlots += 1;
+            this.slotNextAt[slot] = now + applyJitter(policy.delayPerSlotMs, policy.jitter, random);
+        }
         this.dispatched += 1;
         return reservation;
     }
 
-    /** Gives a reserved window back when the queue had nothing to hand out. */
+    /** Gives a reserved window and slot back when the queue had nothing to hand out. */
     cancelDispatch(reservation: DispatchReservation): void {
         // Only roll back if no later dispatch re-armed the clock in the meantime.
         if (this.nextDispatchAt === reservation.armedNextDispatchAt) this.nextDispatchAt = reservation.previousNextDispatchAt;
+        if (reservation.slot >= 0 && this.slotBusy[reservation.slot]) {
+            this.release(reservation.slot);
+            this.slotNextAt[reservation.slot] = reservation.previousSlotNextAt;
+        }
         this.dispatched -= 1;
+    }
+
+    /**
+     * Applies limits a server announced in a response: with quota left, spread it over the time to
+     * the reset; with none left, hold the domain until the reset (not a refusal: no escalation).
+     */
+    announce(now: number, remaining: number | undefined, resetMs: number | undefined, maxDelayMs: number): void {
+        if (resetMs === undefined || !(resetMs > 0)) return;
+        const capped = Math.min(resetMs, maxDelayMs);
+        if (remaining === 0) {
+            this.backoffUntil = Math.max(this.backoffUntil, now + capped);
+            return;
+        }
+        if (remaining !== undefined && remaining > 0) {
+            this.announcedIntervalMs = Math.min(resetMs / remaining, maxDelayMs);
+            this.announcedUntil = now + capped;
+        }
     }
 
     /** Raises the declared crawl delay (robots.txt); a later, smaller value never lowers it. */
@@ -152,10 +299,21 @@ export class DomainState implements DomainStateData {
             outcome = { escalated: false, waitMs: this.backoffUntil - now };
         } else {
             const exponent = Math.min(this.effectiveExponent(now) + 1, MAX_BACKOFF_EXPONENT);
-            const exponentialMs = policy.baseDelayMs * 2 ** (exponent - 1);
+            const factor = policy.factor ?? 2;
+            const exponentialMs = Math.min(policy.baseDelayMs * factor ** (exponent - 1), Number.MAX_SAFE_INTEGER);
             const useHeader = waitMs !== undefined && waitMs > 0;
             const requestedMs = useHeader ? waitMs : exponentialMs;
-            const delayMs = Math.min(requestedMs, policy.maxDelayMs);
+            // Jitter spreads exponential waits so many workers do not wake together; a server-given
+            // wait is a minimum and is only ever lengthened.
+            const jittered = useHeader ? requestedMs : applyJitter(requestedMs, policy.jitter, policy.random ?? Math.random);
+            const delayMs = Math.min(jittered, policy.maxDelayMs);
+            // The pacing after the backoff starts from this wait and steps down per quiet window.
+            // With a server-given wait it is raised to at least that wait; without, it grows by the factor.
+            const current = this.penaltyAt(now, { ...UNLIMITED, backoffFactor: factor, backoffWindowMs: policy.windowMs, backoffMinDelayMs: policy.baseDelayMs });
+            this.penaltyMs = useHeader
+                ? Math.max(current, Math.min(requestedMs, policy.maxDelayMs))
+                : Math.min(current > 0 ? current * factor : policy.baseDelayMs, policy.maxDelayMs);
+            this.lastTriggerAt = now;
             this.backoffExponent = exponent;
             this.lastBackoffMs = delayMs;
             this.backoffUntil = now + delayMs;
@@ -205,6 +363,7 @@ export class DomainState implements DomainStateData {
     toJSON(): DomainStateData {
         const { domain, crawlDelayMs, nextDispatchAt, backoffUntil, backoffExponent, lastBackoffMs, decayAt } = this;
         const { refusingSince, lastRefusalAt, stallMs, lastImposedMs, dispatched, refusals, handled } = this;
+        const { penaltyMs, lastTriggerAt, announcedIntervalMs, announcedUntil } = this;
         return {
             domain,
             crawlDelayMs,
@@ -217,6 +376,10 @@ export class DomainState implements DomainStateData {
             lastRefusalAt,
             stallMs,
             lastImposedMs,
+            penaltyMs,
+            lastTriggerAt,
+            announcedIntervalMs,
+            announcedUntil,
             dispatched,
             refusals,
             handled,
@@ -251,6 +414,10 @@ const NUMERIC_FIELDS = [
     'lastRefusalAt',
     'stallMs',
     'lastImposedMs',
+    'penaltyMs',
+    'lastTriggerAt',
+    'announcedIntervalMs',
+    'announcedUntil',
     'dispatched',
     'refusals',
     'handled',

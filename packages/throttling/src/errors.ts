@@ -29,6 +29,23 @@ export class ThrottledDomainLimitError extends ThrottlingError {
     }
 }
 
+/**
+ * A request was refused more often than `maxFreeRetries`: this refusal is counted like any failed
+ * attempt (it spends one of `maxRequestRetries`), so one URL that always refuses cannot loop forever.
+ */
+export class ThrottledRetriesExhaustedError extends ThrottlingError {
+    override name = 'ThrottledRetriesExhaustedError' as const;
+    readonly code = 'ERR_THROTTLING_FREE_RETRIES_EXHAUSTED' as const;
+
+    constructor(
+        readonly url: string,
+        readonly statusCode: number,
+        readonly maxFreeRetries: number,
+    ) {
+        super(`${url} answered ${statusCode} after ${maxFreeRetries} free retries; this attempt counts as a failure.`);
+    }
+}
+
 /** One domain that has refused every request for longer than `maxDomainStallSecs`. */
 export interface StalledDomain {
     domain: string;

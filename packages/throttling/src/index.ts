@@ -33,3 +33,7 @@ export type { RateLimitInfo, RateLimitSource } from './rate-limit-headers';
 export { RobotsCrawlDelayCache, fetchRobotsTxtWithGotScraping } from './robots-crawl-delay';
 export type { RobotsFetcher, RobotsFetchResult, RobotsVerdict } from './robots-crawl-delay';
 export type { ResponseLike, ResponseInfo } from './response-info';
+export { ThrottledRetriesExhaustedError } from './errors';
+export type { ScopeSettings, ResolvedPolicy } from './policy';
+export { seededRandom, DEFAULT_BACKOFF_STATUS_CODES } from './policy';
+export type { IntervalReason } from './domain-state';

@@ -7,6 +7,9 @@ import type { DomainStateStore } from './domain-state-store';
 import type { ThrottleBy } from './domain-key';
 import { ThrottlingOptionsError } from './errors';
 import type { RobotsFetcher } from './robots-crawl-delay';
+import type { ResolvedPolicy, ScopeSettings } from './policy';
+import { DEFAULT_BACKOFF_STATUS_CODES, jitterRange, parseScopeKey, POLICY_DEFAULTS } from './policy';
+import { domainKeyOfConfigured } from './domain-key';
 
 /** Opens the queue that holds one throttled domain's requests. */
 export type RequestManagerOpener = (name: string, options: { config?: Configuration }) => Promise<IRequestManager>;
@@ -14,8 +17,12 @@ export type RequestManagerOpener = (name: string, options: { config?: Configurat
 /** A request manager, or a factory called once on first use that returns one. */
 export type InnerRequestManager = IRequestManager | (() => IRequestManager | Promise<IRequestManager>);
 
-/** Options of {@link ThrottlingRequestManager}. Option names follow Crawlee v4's manager. */
-export interface ThrottlingRequestManagerOptions {
+/**
+ * Options of {@link ThrottlingRequestManager}. Option names follow Crawlee v4's manager; the policy
+ * settings of {@link ScopeSettings} (concurrency, delays, jitter, backoff) set the defaults of every
+ * throttled domain and can be overridden per domain or endpoint in `scopes`.
+ */
+export interface ThrottlingRequestManagerOptions extends Omit<ScopeSettings, 'backoffStatusCodes'> {
     /**
      * Holds the requests of domains that are not throttled (and anything that arrives without a
      * domain). A manager, or a factory called once on first use.
@@ -77,9 +84,27 @@ export interface ThrottlingRequestManagerOptions {
     /**
      * Response status codes that mean "slow down": the domain backs off and the request is retried
      * later through the manager, without spending a retry or penalising the session.
-     * @default [429]
+     * @default [429, 502, 503, 504, 520, 521, 522, 523, 524]
      */
     backoffStatusCodes?: readonly number[];
+    /**
+     * Per-domain or per-endpoint overrides of the policy settings, keyed by hostname
+     * (`'api.example.com'`) or hostname plus path prefix (`'api.example.com/search'`; such an endpoint
+     * is paced apart from the rest of its host).
+     * @default {}
+     */
+    scopes?: Record<string, ScopeSettings>;
+    /**
+     * Random source in [0, 1) for jitter; pass `seededRandom(seed)` for reproducible runs.
+     * @default Math.random
+     */
+    random?: () => number;
+    /**
+     * Most free (throttled) retries of one request; past it, a refusal spends a normal retry, so a
+     * single URL that always answers 503 cannot loop forever.
+     * @default 20
+     */
+    maxFreeRetries?: number;
     /**
      * Read robots.txt `Crawl-delay` of each domain (once per origin, before its first dispatch) and
      * apply it as the domain's crawl delay.
@@ -134,12 +159,17 @@ export interface ResolvedThrottlingOptions {
     requestManagerOpener?: RequestManagerOpener;
     clock: Clock;
     stateStore?: DomainStateStore;
-    backoffStatusCodes: ReadonlySet<number>;
     respectCrawlDelay: boolean;
     maxCrawlDelaySecs: number;
     robotsUserAgent?: string;
     robotsFetcher?: RobotsFetcher;
     sameDomainDelay: 'fold' | 'refuse';
+    /** The policy of every throttled domain without a scope of its own. */
+    defaultPolicy: ResolvedPolicy;
+    /** Scope policies by normalised scope key (`host` or `host/path`). */
+    scopes: ReadonlyMap<string, ResolvedPolicy>;
+    random: () => number;
+    maxFreeRetries: number;
 }
 
 const isFunction = (value: unknown): value is (...args: never[]) => unknown => typeof value === 'function';
@@ -152,8 +182,53 @@ const isRequestManagerLike = (value: unknown): boolean =>
 const seconds = (what: string) =>
     z.number({ error: `${what} must be a number of seconds` }).finite(`${what} must be finite`).min(0, `${what} must be >= 0`);
 
+const statusCodes = z
+    .array(z.number().int().min(100).max(599), { error: 'backoffStatusCodes must be a list of HTTP status codes (100-599)' })
+    .optional();
+
+const jitter = z
+    .union([
+        z.number().min(0, 'jitter must be >= 0').lt(1, 'jitter must be < 1 (0.5 means ×[0.5, 1.5])'),
+        z
+            .tuple([z.number().min(0), z.number().min(0)])
+            .refine(([low, high]) => low <= high, 'jitter [low, high] needs 0 <= low <= high'),
+    ], { error: 'jitter must be a number in [0, 1) or a [low, high] pair' })
+    .optional();
+
+/** The policy settings shared by the options and each `scopes` entry. */
+const policyShape = {
+    concurrency: z.number({ error: 'concurrency must be a whole number >= 1' }).int('concurrency must be a whole number').min(1, 'concurrency must be >= 1').optional(),
+    delaySecs: seconds('delaySecs').optional(),
+    delayPerSlotSecs: seconds('delayPerSlotSecs').optional(),
+    jitter,
+    backoffStatusCodes: statusCodes,
+    backoffOnNetworkErrors: z.boolean({ error: 'backoffOnNetworkErrors must be true or false' }).optional(),
+    backoffFactor: z.number({ error: 'backoffFactor must be a number >= 1' }).min(1, 'backoffFactor must be >= 1').finite().optional(),
+    backoffMinDelaySecs: seconds('backoffMinDelaySecs').optional(),
+    backoffMaxDelaySecs: seconds('backoffMaxDelaySecs').optional(),
+    backoffWindowSecs: seconds('backoffWindowSecs').optional(),
+    ignoreRobotsCrawlDelay: z.boolean({ error: 'ignoreRobotsCrawlDelay must be true or false' }).optional(),
+};
+
+const scopeSchema = z.strictObject(policyShape);
+
 /** Validates {@link ThrottlingRequestManagerOptions}; unknown options are errors. */
 export const throttlingOptionsSchema = z.strictObject({
+    ...policyShape,
+    scopes: z
+        .record(z.string(), scopeSchema, { error: 'scopes must map scope keys to settings objects' })
+        .superRefine((scopes, ctx) => {
+            for (const key of Object.keys(scopes)) {
+                try {
+                    parseScopeKey(key);
+                } catch (error) {
+                    ctx.addIssue({ code: 'custom', message: (error as Error).message, path: [key] });
+                }
+            }
+        })
+        .optional(),
+    random: z.custom<() => number>(isFunction, { error: 'random must be a function returning a number in [0, 1)' }).optional(),
+    maxFreeRetries: z.number().int().min(0, 'maxFreeRetries must be >= 0').optional(),
     inner: z
         .custom<InnerRequestManager>((v) => isRequestManagerLike(v) || isFunction(v), {
             error: 'inner must be a request manager (with fetchNextRequest and addRequest) or a function returning one',
@@ -174,9 +249,6 @@ export const throttlingOptionsSchema = z.strictObject({
         .optional(),
     persistStateKey: z.string().min(1, 'persistStateKey must be a non-empty string').optional(),
     requestManagerOpener: z.custom<RequestManagerOpener>(isFunction, { error: 'requestManagerOpener must be a function' }).optional(),
-    backoffStatusCodes: z
-        .array(z.number().int().min(100).max(599), { error: 'backoffStatusCodes must be a list of HTTP status codes (100-599)' })
-        .optional(),
     respectCrawlDelay: z.boolean({ error: 'respectCrawlDelay must be true or false' }).optional(),
     maxCrawlDelaySecs: seconds('maxCrawlDelaySecs').optional(),
     robotsUserAgent: z.string().min(1, 'robotsUserAgent must be a non-empty string').optional(),
@@ -212,17 +284,27 @@ export function resolveThrottlingOptions(options: ThrottlingRequestManagerOption
     const parsed = throttlingOptionsSchema.safeParse(options);
     if (!parsed.success) throw new ThrottlingOptionsError(formatOptionIssues('ThrottlingRequestManager', parsed.error));
     const o = parsed.data;
-    const baseDelaySecs = o.baseDelaySecs ?? 2;
-    const maxDelaySecs = o.maxDelaySecs ?? 60;
+    const baseDelaySecs = o.backoffMinDelaySecs ?? o.baseDelaySecs ?? 2;
+    const maxDelaySecs = o.backoffMaxDelaySecs ?? o.maxDelaySecs ?? 60;
     if (baseDelaySecs > maxDelaySecs) {
         throw new ThrottlingOptionsError(
             `Invalid ThrottlingRequestManager options: \`baseDelaySecs\` (${baseDelaySecs}) must not exceed \`maxDelaySecs\` (${maxDelaySecs})`,
         );
     }
+    const throttleBy = o.throttleBy ?? 'hostname';
+    const defaults: ScopeSettings = { ...o, backoffMinDelaySecs: baseDelaySecs, backoffMaxDelaySecs: maxDelaySecs };
+    const defaultPolicy = resolvePolicy(defaults, {});
+    const scopes = new Map<string, ResolvedPolicy>();
+    for (const [raw, settings] of Object.entries(o.scopes ?? {})) {
+        const parsed = parseScopeKey(raw);
+        const hostKey = domainKeyOfConfigured(parsed.host, throttleBy);
+        const key = parsed.pathPrefix ? `${hostKey}${parsed.pathPrefix}` : hostKey;
+        scopes.set(key, { ...resolvePolicy(defaults, settings), scopeKey: key });
+    }
     return {
         inner: o.inner,
         domains: o.domains,
-        throttleBy: o.throttleBy ?? 'hostname',
+        throttleBy,
         baseDelayMs: baseDelaySecs * 1000,
         maxDelayMs: maxDelaySecs * 1000,
         minCrawlDelayMs: (o.minCrawlDelaySecs ?? 0) * 1000,
@@ -232,11 +314,33 @@ export function resolveThrottlingOptions(options: ThrottlingRequestManagerOption
         requestManagerOpener: o.requestManagerOpener,
         clock: o.clock ?? systemClock,
         stateStore: o.stateStore,
-        backoffStatusCodes: new Set(o.backoffStatusCodes ?? [429]),
         respectCrawlDelay: o.respectCrawlDelay ?? true,
         maxCrawlDelaySecs: o.maxCrawlDelaySecs ?? 60,
         robotsUserAgent: o.robotsUserAgent,
         robotsFetcher: o.robotsFetcher,
         sameDomainDelay: o.sameDomainDelay ?? 'fold',
+        defaultPolicy,
+        scopes,
+        random: o.random ?? Math.random,
+        maxFreeRetries: o.maxFreeRetries ?? 20,
+    };
+}
+
+/** One scope's settings over the manager-wide defaults, in milliseconds. */
+function resolvePolicy(defaults: ScopeSettings, scope: ScopeSettings): ResolvedPolicy {
+    const pick = <K extends keyof ScopeSettings>(key: K) => scope[key] ?? defaults[key];
+    return {
+        concurrency: pick('concurrency') ?? POLICY_DEFAULTS.concurrency,
+        delayMs: (pick('delaySecs') ?? POLICY_DEFAULTS.delaySecs) * 1000,
+        delayPerSlotMs: (pick('delayPerSlotSecs') ?? POLICY_DEFAULTS.delayPerSlotSecs) * 1000,
+        jitter: jitterRange(pick('jitter') ?? POLICY_DEFAULTS.jitter),
+        backoffStatusCodes: new Set(pick('backoffStatusCodes') ?? DEFAULT_BACKOFF_STATUS_CODES),
+        backoffOnNetworkErrors: pick('backoffOnNetworkErrors') ?? POLICY_DEFAULTS.backoffOnNetworkErrors,
+        backoffFactor: pick('backoffFactor') ?? POLICY_DEFAULTS.backoffFactor,
+        backoffMinDelayMs: (pick('backoffMinDelaySecs') ?? 2) * 1000,
+        backoffMaxDelayMs: (pick('backoffMaxDelaySecs') ?? 60) * 1000,
+        backoffWindowMs: (pick('backoffWindowSecs') ?? POLICY_DEFAULTS.backoffWindowSecs) * 1000,
+        ignoreRobotsCrawlDelay: pick('ignoreRobotsCrawlDelay') ?? POLICY_DEFAULTS.ignoreRobotsCrawlDelay,
+        explicit: { concurrency: scope.concurrency !== undefined, delay: scope.delaySecs !== undefined },
     };
 }

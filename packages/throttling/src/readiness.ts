@@ -18,14 +18,23 @@ export type Readiness =
 /** One domain as `ThrottlingRequestManager.snapshot()` shows it. Times are epoch ms. */
 export interface DomainSnapshot {
     readonly domain: string;
-    /** Both clocks have passed. */
+    /** The `scopes` key whose settings apply; undefined for the defaults. */
+    readonly scope?: string;
+    /** Both clocks have passed and a concurrency slot is free. */
     readonly ready: boolean;
     /** When both clocks pass. */
     readonly readyAt: number;
     /** Declared crawl delay (robots.txt), ms. */
     readonly crawlDelayMs: number;
-    /** Interval in force between dispatches: max(crawl delay, floor), ms. */
+    /** Interval in force between dispatches, ms: the largest of the configured delay, crawl delay,
+     * floor, pacing raised by backoff and pacing announced by the server. */
     readonly intervalMs: number;
+    /** Which of those set the interval. */
+    readonly intervalReason: import('./domain-state').IntervalReason;
+    /** Most requests in flight at once (1 when robots.txt declared a crawl delay, unless overridden). */
+    readonly concurrencyLimit: number;
+    /** Pacing raised by backoff triggers, after decay, ms. */
+    readonly penaltyMs: number;
     /** Crawl-delay clock. */
     readonly nextDispatchAt: number;
     /** Backoff clock. */

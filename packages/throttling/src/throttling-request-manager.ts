@@ -21,7 +21,7 @@ import type { DomainStateStore } from './domain-state-store';
 import { InMemoryDomainStateStore } from './domain-state-store';
 import type { AttachableCrawler, NavigationContext } from './crawler-integration';
 import { attachCrawler, discardBody, spareSessionOnce } from './crawler-integration';
-import { PersistentRateLimitError, RequestThrottledError, ThrottledDomainLimitError } from './errors';
+import { PersistentRateLimitError, RequestThrottledError, ThrottledDomainLimitError, ThrottledRetriesExhaustedError } from './errors';
 import type { StalledDomain } from './errors';
 import { MinHeap } from './min-heap';
 import type { ResolvedThrottlingOptions, ThrottlingRequestManagerOptions } from './options';
@@ -32,7 +32,8 @@ import type { PersistedThrottlingState } from './persisted-state';
 import { QueueNamespace } from './queue-namespace';
 import { listStoredQueueNames } from './stored-queues';
 import { readResponse } from './response-info';
-import { parseRetryAfter } from './retry-after';
+import { parseRateLimitHeaders } from './rate-limit-headers';
+import type { ResolvedPolicy } from './policy';
 import type { DomainSnapshot, Readiness } from './readiness';
 import { DomainQueue } from './domain-queue';
 
@@ -49,7 +50,14 @@ export type DomainGate = (domainKey: string, firstUrl: string) => Promise<void>;
 interface Handout {
     source: IRequestManager;
     domain?: DomainQueue;
+    /** The concurrency slot it holds in its domain. */
+    slot?: number;
+    /** Its error count when handed out: a new network error on return is a backoff trigger. */
+    errors?: number;
 }
+
+/** Errors that say the server is overloaded or unreachable, not that our code failed. */
+const NETWORK_ERROR = /ETIMEDOUT|ESOCKETTIMEDOUT|ECONNRESET|ECONNREFUSED|ECONNABORTED|EPIPE|EHOSTUNREACH|EAI_AGAIN|socket hang up|net::ERR_(?:CONNECTION|TIMED_OUT|EMPTY_RESPONSE)|Navigation timed out|navigation timeout|Timeout awaiting|Request timed out|ERR_GOT_REQUEST_ERROR/i;
 
 /**
  * A Crawlee request manager that paces every throttled domain on two clocks (crawl delay and
@@ -76,6 +84,10 @@ export class ThrottlingRequestManager implements IRequestManager {
     // A state write in progress, and the one queued behind it (coalesces bursts of saves).
     private saving?: Promise<void>;
     private saveQueued?: Promise<void>;
+    // Resolved policy per throttling key (scope settings over the defaults).
+    private readonly policies = new Map<string, ResolvedPolicy>();
+    // Path-prefix scopes per domain key, longest first: requests under them get their own key.
+    private readonly pathScopes = new Map<string, string[]>();
     // Configured domain keys (empty under 'all').
     private readonly listedDomains: ReadonlySet<string>;
     // Domains with work that are ready now, served round-robin so none is drained first.
@@ -122,6 +134,15 @@ export class ThrottlingRequestManager implements IRequestManager {
         const { domains, throttleBy } = this.options;
         this.listedDomains = new Set(domains === 'all' ? [] : domains.map((d) => domainKeyOfConfigured(d, throttleBy)));
         for (const key of this.listedDomains) this.states.update(key, () => undefined);
+        for (const key of this.options.scopes.keys()) {
+            const slash = key.indexOf('/');
+            if (slash === -1) continue;
+            const host = key.slice(0, slash);
+            const prefixes = this.pathScopes.get(host) ?? [];
+            prefixes.push(key.slice(slash));
+            prefixes.sort((a, b) => b.length - a.length);
+            this.pathScopes.set(host, prefixes);
+        }
     }
 
     // ---- crawler-facing properties -------------------------------------------------------------
@@ -163,14 +184,51 @@ export class ThrottlingRequestManager implements IRequestManager {
         return this.inner;
     }
 
-    /** Whether `domain` (a hostname or URL host) is paced by this manager. */
-    isThrottled(domainKey: string): boolean {
-        return this.options.domains === 'all' || this.listedDomains.has(domainKey);
+    /** Whether a throttling key (a domain key, or `host/path` of an endpoint scope) is paced here. */
+    isThrottled(key: string): boolean {
+        if (this.options.domains === 'all' || this.options.scopes.has(key)) return true;
+        const slash = key.indexOf('/');
+        return this.listedDomains.has(slash === -1 ? key : key.slice(0, slash));
     }
 
-    /** The domain key of a URL under this manager's `throttleBy`. */
+    /**
+     * The throttling key of a URL: its domain key under `throttleBy`, or `host/path-prefix` when an
+     * endpoint scope covers it.
+     */
     domainKeyOf(url: string): string | undefined {
-        return domainKeyOfUrl(url, this.options.throttleBy);
+        const key = domainKeyOfUrl(url, this.options.throttleBy);
+        if (key === undefined) return undefined;
+        const prefixes = this.pathScopes.get(key);
+        if (!prefixes) return key;
+        let path: string;
+        try {
+            path = new URL(url).pathname;
+        } catch {
+            return key;
+        }
+        const match = prefixes.find((prefix) => path === prefix || path.startsWith(prefix.endsWith('/') ? prefix : `${prefix}/`) || path.startsWith(prefix));
+        return match ? `${key}${match}` : key;
+    }
+
+    /** The policy in force for a throttling key. */
+    policyOf(key: string): ResolvedPolicy {
+        let policy = this.policies.get(key);
+        if (!policy) {
+            policy = this.options.scopes.get(key) ?? this.options.defaultPolicy;
+            this.policies.set(key, policy);
+        }
+        return policy;
+    }
+
+    private backoffPolicy(policy: ResolvedPolicy) {
+        return {
+            baseDelayMs: policy.backoffMinDelayMs,
+            maxDelayMs: policy.backoffMaxDelayMs,
+            factor: policy.backoffFactor,
+            windowMs: policy.backoffWindowMs,
+            jitter: policy.jitter,
+            random: this.options.random,
+        };
     }
 
     // ---- IRequestManager --------------------------------------------------------------------------
@@ -261,10 +319,31 @@ export class ThrottlingRequestManager implements IRequestManager {
         this.handouts.delete(request);
         const result = await handout.source.markRequestHandled(request);
         if (handout.domain) {
-            handout.domain.inFlight = Math.max(0, handout.domain.inFlight - 1);
-            this.states.update(handout.domain.key, (s) => s.recordSuccess());
+            const networkError = this.noteNetworkError(handout, request);
+            this.completeHandout(handout);
+            if (!networkError) this.states.update(handout.domain.key, (s) => s.recordSuccess());
         }
         return result;
+    }
+
+    /** Frees the request's slot in its domain and lets the domain be scheduled again. */
+    private completeHandout(handout: Handout): void {
+        const entry = handout.domain!;
+        entry.inFlight = Math.max(0, entry.inFlight - 1);
+        if (handout.slot !== undefined) this.states.update(entry.key, (s) => s.release(handout.slot!));
+        this.reschedule(entry, this.clock.now());
+    }
+
+    /** A request came back with a new network error or timeout: back its domain off. */
+    private noteNetworkError(handout: Handout, request: Request): boolean {
+        const entry = handout.domain;
+        if (!entry || handout.errors === undefined || !this.policyOf(entry.key).backoffOnNetworkErrors) return false;
+        const messages = request.errorMessages ?? [];
+        if (messages.length <= handout.errors) return false;
+        const last = String(messages[messages.length - 1] ?? '');
+        if (!NETWORK_ERROR.test(last)) return false;
+        this.recordPacingSignal({ reason: 'rateLimited', url: request.url });
+        return true;
     }
 
     async reclaimRequest(request: Request, options?: RequestQueueOperationOptions) {
@@ -278,9 +357,10 @@ export class ThrottlingRequestManager implements IRequestManager {
         const result = await handout.source.reclaimRequest(request, options);
         const entry = handout.domain;
         if (entry) {
-            entry.inFlight = Math.max(0, entry.inFlight - 1);
+            if (retryCountBefore === undefined) this.noteNetworkError(handout, request);
             // A request reclaimed to `inner` is re-routed when fetched again; only count own queue's.
-            if (handout.source === entry.queue) this.noteAdded(entry, 1);
+            if (handout.source === entry.queue) entry.queued += 1;
+            this.completeHandout(handout);
         }
         return result;
     }
@@ -348,18 +428,23 @@ export class ThrottlingRequestManager implements IRequestManager {
         }
         const key = this.domainKeyOf(signal.url);
         if (key === undefined || !this.isThrottled(key)) return false;
+        const policy = this.policyOf(key);
         if (signal.reason === 'minInterval') {
+            if (policy.ignoreRobotsCrawlDelay) return true;
             this.states.update(key, (s) => s.setCrawlDelay(signal.intervalMs));
+            if (policy.explicit.delay || policy.explicit.concurrency) {
+                this.log.warningOnce(
+                    `robots.txt of ${key} declares Crawl-delay: ${signal.intervalMs / 1000} s; the explicit settings of scope ${policy.scopeKey} win. Set ignoreRobotsCrawlDelay: true on that scope to silence this.`,
+                );
+            }
         } else {
-            const outcome = this.states.update(key, (s) =>
-                s.recordRateLimit(now, signal.waitMs, { baseDelayMs: this.options.baseDelayMs, maxDelayMs: this.options.maxDelayMs }),
-            );
+            const outcome = this.states.update(key, (s) => s.recordRateLimit(now, signal.waitMs, this.backoffPolicy(policy)));
             // A backoff must survive a crash: save it now (coalesced), not only at the next persistState.
             if (outcome.escalated) void this.persistState().catch((error) => this.log.warning(`Saving throttling state failed: ${String(error)}`));
             if (outcome.cappedFrom) {
                 const source = outcome.cappedFrom.source === 'retry-after' ? 'the Retry-After header' : 'exponential backoff';
                 this.log.warning(
-                    `${key}: ${source} asked for ${Math.round(outcome.cappedFrom.requestedMs / 1000)} s; capped at maxDelaySecs (${this.options.maxDelayMs / 1000} s).`,
+                    `${key}: ${source} asked for ${Math.round(outcome.cappedFrom.requestedMs / 1000)} s; capped at maxDelaySecs (${policy.backoffMaxDelayMs / 1000} s).`,
                 );
             }
         }
@@ -389,16 +474,34 @@ export class ThrottlingRequestManager implements IRequestManager {
     async handleResponse(context: NavigationContext, response: unknown): Promise<void> {
         this.integrated = true;
         const info = readResponse(response);
-        if (!info || !this.options.backoffStatusCodes.has(info.statusCode)) return;
+        if (!info) return;
         const { request } = context;
-        const waitMs = parseRetryAfter(info.headers['retry-after'], this.clock.now());
-        if (!this.recordPacingSignal({ reason: 'rateLimited', url: request.url, waitMs })) {
-            const domain = this.domainKeyOf(request.url) ?? request.url;
-            this.log.warningOnce(
-                `${domain} answered ${info.statusCode}, but this throttler does not throttle it (domains: ${this.options.domains === 'all' ? "'all'" : this.options.domains.join(', ')}); add it to domains to back off.`,
-            );
+        const key = this.domainKeyOf(request.url);
+        const now = this.clock.now();
+        const limits = parseRateLimitHeaders(info.headers, now);
+        const policy = key === undefined ? this.options.defaultPolicy : this.policyOf(key);
+        if (!policy.backoffStatusCodes.has(info.statusCode)) {
+            if (key !== undefined && limits && this.isThrottled(key)) {
+                this.states.update(key, (s) => s.announce(now, limits.remaining, limits.resetMs, policy.backoffMaxDelayMs));
+            }
             return;
         }
+        const waitMs = limits?.waitMs;
+        if (!this.recordPacingSignal({ reason: 'rateLimited', url: request.url, waitMs })) {
+            if (info.statusCode === 429) {
+                this.log.warningOnce(
+                    `${key ?? request.url} answered 429, but this throttler does not throttle it (domains: ${this.options.domains === 'all' ? "'all'" : this.options.domains.join(', ')}); add it to domains to back off.`,
+                );
+            }
+            return;
+        }
+        const freeRetries = ((request.userData as Record<string, unknown>).__throttledRetries as number | undefined) ?? 0;
+        if (freeRetries >= this.options.maxFreeRetries) {
+            // Out of free retries: let Crawlee count this one like any failure.
+            discardBody(response);
+            throw new ThrottledRetriesExhaustedError(request.url, info.statusCode, this.options.maxFreeRetries);
+        }
+        (request.userData as Record<string, unknown>).__throttledRetries = freeRetries + 1;
         discardBody(response);
         spareSessionOnce(context.session);
         this.markThrottledRetry(request);
@@ -479,7 +582,7 @@ export class ThrottlingRequestManager implements IRequestManager {
             if (entry.queued > 0 && stalledForMs > this.options.maxDomainStallMs) {
                 stalled.push({ domain: entry.key, stalledForMs, queued: entry.queued });
             }
-            const at = state ? state.readyAt() : now;
+            const at = state ? state.readyAt(this.policyOf(entry.key)) : now;
             if (entry.queued > 0 && (readyAt === null || at < readyAt)) readyAt = at;
         }
         if (this.firstReady(now)) return { kind: 'ready' };
@@ -503,7 +606,7 @@ export class ThrottlingRequestManager implements IRequestManager {
             const key = this.waiting.peekKey();
             if (key === undefined) return undefined;
             const entry = this.waiting.peek()!;
-            const actual = this.states.read(entry.key)?.readyAt() ?? key;
+            const actual = this.states.read(entry.key)?.readyAt(this.policyOf(entry.key)) ?? key;
             if (actual <= key) return key;
             this.waiting.pop();
             entry.scheduled = undefined;
@@ -517,13 +620,19 @@ export class ThrottlingRequestManager implements IRequestManager {
         const out: DomainSnapshot[] = [];
         for (const state of this.states.list()) {
             const entry = this.domainQueues.get(state.domain);
+            const policy = this.policyOf(state.domain);
+            const interval = state.interval(now, this.floorMs, policy);
             out.push(
                 Object.freeze({
                     domain: state.domain,
-                    ready: state.isReady(now),
-                    readyAt: state.readyAt(),
+                    scope: policy.scopeKey,
+                    ready: state.isReady(now, policy),
+                    readyAt: state.readyAt(policy),
                     crawlDelayMs: state.crawlDelayMs,
-                    intervalMs: state.intervalMs(this.floorMs),
+                    intervalMs: interval.ms,
+                    intervalReason: interval.reason,
+                    concurrencyLimit: state.concurrencyLimit(policy),
+                    penaltyMs: state.penaltyAt(now, policy),
                     nextDispatchAt: state.nextDispatchAt,
                     backoffUntil: state.backoffUntil,
                     backingOff: state.isBackingOff(now),
@@ -773,7 +882,9 @@ export class ThrottlingRequestManager implements IRequestManager {
     private reschedule(entry: DomainQueue, now: number): void {
         if (entry.queued <= 0 || entry.scheduled || entry.gated) return;
         const state = this.states.read(entry.key);
-        const readyAt = state ? state.readyAt() : 0;
+        const readyAt = state ? state.readyAt(this.policyOf(entry.key)) : 0;
+        // All slots busy: a completion reschedules the domain.
+        if (readyAt === Number.POSITIVE_INFINITY) return;
         if (readyAt <= now) {
             entry.scheduled = 'ring';
             this.readyRing.push(entry);
@@ -798,7 +909,7 @@ export class ThrottlingRequestManager implements IRequestManager {
         while (this.readyRing.length > 0) {
             const entry = this.readyRing[0];
             const state = this.states.read(entry.key);
-            if (entry.queued > 0 && !entry.gated && (!state || state.isReady(now))) return entry;
+            if (entry.queued > 0 && !entry.gated && (!state || state.isReady(now, this.policyOf(entry.key)))) return entry;
             this.readyRing.shift();
             entry.scheduled = undefined;
             this.reschedule(entry, now);
@@ -814,7 +925,7 @@ export class ThrottlingRequestManager implements IRequestManager {
             entry.scheduled = undefined;
             if (entry.queued <= 0 || entry.gated) continue;
             const state = this.states.read(entry.key);
-            if (state && !state.isReady(now)) {
+            if (state && !state.isReady(now, this.policyOf(entry.key))) {
                 this.reschedule(entry, now);
                 continue;
             }
@@ -830,7 +941,7 @@ export class ThrottlingRequestManager implements IRequestManager {
             if (!entry) return null;
             const queue = await this.openQueue(entry);
             // Arm the clock before awaiting, so a concurrent fetch cannot dispatch into this window.
-            const reservation = this.states.update(entry.key, (s) => s.dispatch(now, this.floorMs));
+            const reservation = this.states.update(entry.key, (s) => s.dispatch(now, this.floorMs, this.policyOf(entry.key), this.options.random));
             entry.queued -= 1;
             entry.inFlight += 1;
             this.reschedule(entry, now);
@@ -849,7 +960,7 @@ export class ThrottlingRequestManager implements IRequestManager {
                 continue;
             }
             if (request) {
-                this.handouts.set(request, { source: queue, domain: entry });
+                this.handouts.set(request, { source: queue, domain: entry, slot: reservation.slot, errors: request.errorMessages?.length ?? 0 });
                 return request;
             }
             // Our count was ahead of the queue (e.g. requests locked elsewhere): give the slot back.
@@ -889,10 +1000,11 @@ export class ThrottlingRequestManager implements IRequestManager {
             }
             const now = this.clock.now();
             const state = this.states.read(entry.key);
-            if (!entry.gated && (!state || state.isReady(now))) {
-                this.states.update(entry.key, (s) => s.dispatch(now, this.floorMs));
+            const policy = this.policyOf(entry.key);
+            if (!entry.gated && (!state || state.isReady(now, policy))) {
+                const reservation = this.states.update(entry.key, (s) => s.dispatch(now, this.floorMs, policy, this.options.random));
                 entry.inFlight += 1;
-                this.handouts.set(request, { source: inner, domain: entry });
+                this.handouts.set(request, { source: inner, domain: entry, slot: reservation.slot, errors: request.errorMessages?.length ?? 0 });
                 return request;
             }
             try {

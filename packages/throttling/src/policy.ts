@@ -1,0 +1,161 @@
+import { normalizeHostname } from './domain-key';
+
+/**
+ * Pacing settings of one scope (a domain, or an endpoint prefix such as `api.example.com/search`).
+ * Every field falls back to the manager-wide option of the same name.
+ */
+export interface ScopeSettings {
+    /**
+     * Most requests of the scope in flight at once (handed out and not yet handled or reclaimed).
+     * @default 1
+     */
+    concurrency?: number;
+    /**
+     * Least time between two dispatches to the scope.
+     * @default 0
+     */
+    delaySecs?: number;
+    /**
+     * Least time between two dispatches of the same concurrency slot.
+     * @default 0
+     */
+    delayPerSlotSecs?: number;
+    /**
+     * Randomises each delay: `0.5` multiplies it by a factor drawn from [0.5, 1.5]; `[low, high]`
+     * draws from [low, high]. 0 turns it off.
+     * @default 0
+     */
+    jitter?: number | readonly [number, number];
+    /**
+     * Response status codes that make the scope back off (and the request be retried for free).
+     * @default [429, 502, 503, 504, 520, 521, 522, 523, 524]
+     */
+    backoffStatusCodes?: readonly number[];
+    /**
+     * Network errors and timeouts make the scope back off too.
+     * @default true
+     */
+    backoffOnNetworkErrors?: boolean;
+    /**
+     * Growth of the backoff on each further trigger.
+     * @default 2
+     */
+    backoffFactor?: number;
+    /**
+     * First backoff after a trigger without a usable server-given wait.
+     * @default baseDelaySecs (2)
+     */
+    backoffMinDelaySecs?: number;
+    /**
+     * Cap on backoff, on server-given waits and on the raised pacing.
+     * @default maxDelaySecs (60)
+     */
+    backoffMaxDelaySecs?: number;
+    /**
+     * After this long without a trigger, the raised pacing steps down one factor (and again after each
+     * further quiet window) towards the configured pacing.
+     * @default 60
+     */
+    backoffWindowSecs?: number;
+    /**
+     * Ignore robots.txt `Crawl-delay` for this scope (and do not warn when explicit settings win).
+     * @default false
+     */
+    ignoreRobotsCrawlDelay?: boolean;
+}
+
+/** Settings of a scope with every default applied, in milliseconds. */
+export interface ResolvedPolicy {
+    concurrency: number;
+    delayMs: number;
+    delayPerSlotMs: number;
+    jitter: readonly [number, number] | undefined;
+    backoffStatusCodes: ReadonlySet<number>;
+    backoffOnNetworkErrors: boolean;
+    backoffFactor: number;
+    backoffMinDelayMs: number;
+    backoffMaxDelayMs: number;
+    backoffWindowMs: number;
+    ignoreRobotsCrawlDelay: boolean;
+    /** Which of concurrency/delay the user set explicitly for this scope (robots.txt then yields). */
+    explicit: { concurrency: boolean; delay: boolean };
+    /** The `scopes` key these settings came from; undefined for the defaults. */
+    scopeKey?: string;
+}
+
+/** Default backoff triggers: rate limiting and the usual overload answers of servers and CDNs. */
+export const DEFAULT_BACKOFF_STATUS_CODES: readonly number[] = [429, 502, 503, 504, 520, 521, 522, 523, 524];
+
+/** The built-in defaults of the policy settings (manager options override them). */
+export const POLICY_DEFAULTS = {
+    concurrency: 1,
+    delaySecs: 0,
+    delayPerSlotSecs: 0,
+    jitter: 0,
+    backoffOnNetworkErrors: true,
+    backoffFactor: 2,
+    backoffWindowSecs: 60,
+    ignoreRobotsCrawlDelay: false,
+} as const;
+
+/** Normalises a jitter setting into a [low, high] multiplier range, or undefined for none. */
+export function jitterRange(jitter: number | readonly [number, number] | undefined): readonly [number, number] | undefined {
+    if (jitter === undefined || jitter === 0) return undefined;
+    if (typeof jitter === 'number') return [1 - jitter, 1 + jitter];
+    return jitter[0] === 1 && jitter[1] === 1 ? undefined : jitter;
+}
+
+/** Applies a jitter range to a delay with a random number from [0, 1). */
+export function applyJitter(ms: number, range: readonly [number, number] | undefined, random: () => number): number {
+    if (!range || ms <= 0) return ms;
+    const [low, high] = range;
+    return ms * (low + (high - low) * random());
+}
+
+/**
+ * A deterministic random source (mulberry32) for reproducible jitter in tests and benchmarks.
+ * Returns numbers in [0, 1).
+ */
+export function seededRandom(seed: number): () => number {
+    let a = seed >>> 0;
+    return () => {
+        a = (a + 0x6d2b79f5) >>> 0;
+        let t = a;
+        t = Math.imul(t ^ (t >>> 15), t | 1);
+        t ^= t + Math.imul(t ^ (t >>> 7), t | 61);
+        return ((t ^ (t >>> 14)) >>> 0) / 4294967296;
+    };
+}
+
+/** A parsed `scopes` key: a hostname, optionally with a path prefix. */
+export interface ScopeKey {
+    /** The key as normalised: `host` or `host/path-prefix`. */
+    key: string;
+    host: string;
+    /** Path prefix starting with `/`, or undefined for a whole host. */
+    pathPrefix?: string;
+}
+
+/**
+ * Parses a `scopes` key (`example.com`, `api.example.com/search`). Throws a message naming the
+ * key and the allowed forms when it is malformed.
+ */
+export function parseScopeKey(raw: string): ScopeKey {
+    const allowed = "a hostname ('api.example.com') or a hostname with a path prefix ('api.example.com/search')";
+    if (typeof raw !== 'string' || raw.trim() !== raw || raw === '') throw new Error(`scope key ${JSON.stringify(raw)} is not valid: use ${allowed}`);
+    if (/^[a-z][a-z0-9+.-]*:\/\//i.test(raw)) throw new Error(`scope key ${JSON.stringify(raw)} must not have a scheme: use ${allowed}`);
+    const slash = raw.indexOf('/');
+    const hostPart = slash === -1 ? raw : raw.slice(0, slash);
+    let pathPrefix = slash === -1 ? undefined : raw.slice(slash);
+    if (pathPrefix !== undefined && (/[?#\s]/.test(pathPrefix) || pathPrefix === '/')) {
+        if (pathPrefix === '/') pathPrefix = undefined;
+        else throw new Error(`scope key ${JSON.stringify(raw)} has a malformed path prefix: use ${allowed}`);
+    }
+    let host: string;
+    try {
+        host = normalizeHostname(hostPart);
+    } catch (error) {
+        throw new Error(`scope key ${JSON.stringify(raw)} is not valid: ${(error as Error).message}`);
+    }
+    return { key: pathPrefix ? `${host}${pathPrefix}` : host, host, pathPrefix };
+}
