@@ -1,40 +1,41 @@
 import { createHash } from 'node:crypto';
 
-import { domainKeyFromQueueName, THROTTLED_QUEUE_NAME_PREFIX, throttledQueueName } from './queue-name';
+import { domainKeyFromQueueName, throttledQueueName } from './queue-name';
 
 /** The key Crawlee v4's manager uses; managers keeping it get plain `throttled-<domain>` names. */
 export const DEFAULT_PERSIST_STATE_KEY = 'CRAWLEE_THROTTLED_DOMAINS';
 
-// `_k` never starts an encoded domain (escapes are `_` + hex, `_u` or `_h`), so namespaced and
-// plain names cannot be confused.
-const NAMESPACE_MARKER = '_k';
+// A namespaced key is `~<hash>~<domain key>`. No throttling key starts with `~` (they start with a
+// hostname), and the queue-name encoding escapes it, so namespaced and plain names never meet.
+const MARK = '~';
 
 /**
  * Names the domain queues of one manager. Two managers sharing a storage must not share queues,
- * so a manager with its own `persistStateKey` prefixes its queue names with a hash of that key;
- * the default key keeps the plain `throttled-<domain>` names.
+ * so a manager with its own `persistStateKey` encodes a hash of that key into every queue name;
+ * the default key keeps the plain `throttled-<domain>` names. Both go through the same encoding,
+ * which keeps names storage-safe (no UUID look-alikes, bounded length).
  */
 export class QueueNamespace {
-    // The part every queue name of this namespace starts with.
-    private readonly prefix: string;
+    // `~<hash>~` for a custom key; empty for the default one.
+    private readonly tag: string;
 
     constructor(persistStateKey: string) {
-        this.prefix =
+        this.tag =
             persistStateKey === DEFAULT_PERSIST_STATE_KEY
-                ? THROTTLED_QUEUE_NAME_PREFIX
-                : `${THROTTLED_QUEUE_NAME_PREFIX}${NAMESPACE_MARKER}${createHash('sha256').update(persistStateKey).digest('hex').slice(0, 8)}-`;
+                ? ''
+                : `${MARK}${createHash('sha256').update(persistStateKey).digest('hex').slice(0, 8)}${MARK}`;
     }
 
     /** The queue name of a domain key in this namespace. */
     nameOf(domainKey: string): string {
-        return this.prefix + throttledQueueName(domainKey).slice(THROTTLED_QUEUE_NAME_PREFIX.length);
+        return throttledQueueName(this.tag + domainKey);
     }
 
     /** The domain key behind a queue name of this namespace; undefined for any other name. */
     domainOf(name: string): string | undefined {
-        if (!name.startsWith(this.prefix)) return undefined;
-        const rest = name.slice(this.prefix.length);
-        if (this.prefix === THROTTLED_QUEUE_NAME_PREFIX && rest.startsWith(NAMESPACE_MARKER)) return undefined;
-        return domainKeyFromQueueName(THROTTLED_QUEUE_NAME_PREFIX + rest);
+        const decoded = domainKeyFromQueueName(name);
+        if (decoded === undefined) return undefined;
+        if (this.tag === '') return decoded.startsWith(MARK) ? undefined : decoded;
+        return decoded.startsWith(this.tag) && decoded.length > this.tag.length ? decoded.slice(this.tag.length) : undefined;
     }
 }

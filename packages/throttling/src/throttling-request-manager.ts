@@ -429,6 +429,7 @@ export class ThrottlingRequestManager implements IRequestManager {
         const key = this.domainKeyOf(signal.url);
         if (key === undefined || !this.isThrottled(key)) return false;
         const policy = this.policyOf(key);
+        this.states.update(key, () => undefined);
         if (signal.reason === 'minInterval') {
             if (policy.ignoreRobotsCrawlDelay) return true;
             this.states.update(key, (s) => s.setCrawlDelay(signal.intervalMs));
