@@ -72,6 +72,14 @@ export function attachCrawler(manager: ThrottlingRequestManager, crawler: Attach
         );
     }
     const { options } = manager;
+    // Every check that can refuse runs before anything is installed: a refused attach changes nothing.
+    const sameDomainDelayMs = crawler.sameDomainDelayMillis ?? 0;
+    if (sameDomainDelayMs > 0 && options.sameDomainDelay === 'refuse') {
+        throw new ThrottlingOptionsError(
+            `attach(crawler): the crawler sets sameDomainDelaySecs (${sameDomainDelayMs / 1000} s), which would pace throttled domains twice. ` +
+                'Remove it and use minCrawlDelaySecs, or set sameDomainDelay: "fold".',
+        );
+    }
     manager.markIntegrated();
 
     // Responses: our hook goes first, before Crawlee's own hooks and blocked-status checks retire the session.
@@ -98,14 +106,7 @@ export function attachCrawler(manager: ThrottlingRequestManager, crawler: Attach
         });
     }
 
-    const sameDomainDelayMs = crawler.sameDomainDelayMillis ?? 0;
     if (sameDomainDelayMs > 0) {
-        if (options.sameDomainDelay === 'refuse') {
-            throw new ThrottlingOptionsError(
-                `attach(crawler): the crawler sets sameDomainDelaySecs (${sameDomainDelayMs / 1000} s), which would pace throttled domains twice. ` +
-                    'Remove it and use minCrawlDelaySecs, or set sameDomainDelay: "fold".',
-            );
-        }
         manager.recordPacingSignal({ reason: 'minIntervalEverywhere', intervalMs: sameDomainDelayMs });
         crawler.sameDomainDelayMillis = 0;
         integrationLog.info(
@@ -132,7 +133,10 @@ function applyRobotsVerdict(manager: ThrottlingRequestManager, url: string, verd
 /** One line for each setting that would still retire sessions on a rate-limit answer. */
 function warnAboutSessionRetirement(manager: ThrottlingRequestManager, crawler: AttachableCrawler): void {
     const codes = manager.options.defaultPolicy.backoffStatusCodes;
-    const blocked = (crawler.sessionPool as { blockedStatusCodes?: number[] } | undefined)?.blockedStatusCodes ?? [];
+    // The session pool exists only once run() starts; its options are on the crawler from the start.
+    const poolOptions = (crawler as { sessionPoolOptions?: { blockedStatusCodes?: number[] } }).sessionPoolOptions;
+    const usesSessions = (crawler as { useSessionPool?: boolean }).useSessionPool !== false;
+    const blocked = usesSessions ? (poolOptions?.blockedStatusCodes ?? [401, 403, 429]) : [];
     const hasHooks = Array.isArray(crawler.postNavigationHooks);
     if (!codes.has(429) && blocked.includes(429)) {
         integrationLog.warning(

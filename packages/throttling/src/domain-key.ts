@@ -43,7 +43,7 @@ const MAX_HOSTNAME_LENGTH = 253;
 const HAS_SCHEME = /^[a-z][a-z0-9+.-]*:\/\//i;
 
 // A bare host may carry a port but nothing that belongs to a path, query, fragment or userinfo. Accepting
-// "example.com/blog" would suggest path-scoped throttling, which does not exist.
+// "example.com/blog" in `domains` would suggest path-scoped throttling; endpoints are scoped in `scopes` instead.
 const NOT_IN_BARE_HOST = /[/?#@\\]/;
 
 const WHITESPACE = /\s/;

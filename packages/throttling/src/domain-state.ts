@@ -5,7 +5,9 @@
  *   `interval` after the previous one, where interval = max(robots.txt crawl delay, floor).
  * - The backoff clock is armed by a refusal (429 and friends): nothing leaves before it runs out.
  *
- * A domain is ready when both clocks have passed. Every decision takes `now` (epoch ms) as an
+ * The interval is the largest of the configured delay, the robots.txt crawl delay, the floor, the
+ * pacing raised by backoff and the pacing the server announced. Concurrency slots cap how many
+ * requests are in flight. A domain is ready when both clocks have passed and a slot is free. Every decision takes `now` (epoch ms) as an
  * argument, so it is a pure function of the state and the time; nothing here reads a clock.
  * All fields are plain numbers in epoch milliseconds so the state can be persisted as JSON and
  * restored by another process.
@@ -33,7 +35,7 @@ export interface DomainStateData {
     nextDispatchAt: number;
     /** Backoff clock: no dispatch before this time. 0 when never backed off. */
     backoffUntil: number;
-    /** How many escalations since the last decay; the next exponential wait is base × 2^exponent. */
+    /** How many escalations since the last decay; the next exponential wait is base × factor^exponent. */
     backoffExponent: number;
     /** The wait imposed by the last escalation, in ms. */
     lastBackoffMs: number;
@@ -155,7 +157,9 @@ export class DomainState implements DomainStateData {
         const windowMs = policy.backoffWindowMs ?? POLICY_DEFAULTS.backoffWindowSecs * 1000;
         const factor = policy.backoffFactor ?? POLICY_DEFAULTS.backoffFactor;
         const quietWindows = windowMs > 0 ? Math.floor(Math.max(0, now - this.lastTriggerAt) / windowMs) : Infinity;
+        if (quietWindows === 0) return this.penaltyMs;
         const decayed = this.penaltyMs / factor ** Math.min(quietWindows, 64);
+        // Once stepped below the least backoff, the configured pacing takes over again.
         return decayed < (policy.backoffMinDelayMs ?? 0) || decayed < 1 ? 0 : decayed;
     }
 
@@ -227,7 +231,12 @@ export class DomainState implements DomainStateData {
     dispatch(now: number, floorMs: number, policy: PacingPolicy = UNLIMITED, random: () => number = Math.random): DispatchReservation {
         const limit = this.concurrencyLimit(policy);
         const { slot } = this.freeSlot(limit);
-        const interval = applyJitter(this.interval(now, floorMs, policy).ms, policy.jitter, random);
+        // Jitter spreads the configured delay and the backoff pacing; the floor and a robots.txt
+        // crawl delay are hard minimums it must never undercut.
+        const factor = policy.jitter ? applyJitter(1, policy.jitter, random) : 1;
+        const crawlDelay = policy.ignoreRobotsCrawlDelay || policy.explicit.delay ? 0 : this.crawlDelayMs;
+        const soft = this.interval(now, 0, { ...policy, ignoreRobotsCrawlDelay: true }).ms * factor;
+        const interval = Math.max(soft, crawlDelay, floorMs);
         const reservation: DispatchReservation = {
             previousNextDispatchAt: this.nextDispatchAt,
             armedNextDispatchAt: now + interval,

@@ -42,8 +42,8 @@ export interface ThrottlingRequestManagerOptions extends Omit<ScopeSettings, 'ba
      */
     throttleBy?: ThrottleBy;
     /**
-     * First backoff after a refusal without a usable `Retry-After`, doubled on each further
-     * escalation.
+     * First backoff after a refusal without a usable `Retry-After`, multiplied by `backoffFactor`
+     * on each further escalation.
      * @default 2
      */
     baseDelaySecs?: number;
@@ -250,7 +250,7 @@ export const throttlingOptionsSchema = z.strictObject({
     persistStateKey: z.string().min(1, 'persistStateKey must be a non-empty string').optional(),
     requestManagerOpener: z.custom<RequestManagerOpener>(isFunction, { error: 'requestManagerOpener must be a function' }).optional(),
     respectCrawlDelay: z.boolean({ error: 'respectCrawlDelay must be true or false' }).optional(),
-    maxCrawlDelaySecs: seconds('maxCrawlDelaySecs').optional(),
+    maxCrawlDelaySecs: seconds('maxCrawlDelaySecs').positive('maxCrawlDelaySecs must be > 0').optional(),
     robotsUserAgent: z.string().min(1, 'robotsUserAgent must be a non-empty string').optional(),
     robotsFetcher: z.custom<RobotsFetcher>(isFunction, { error: 'robotsFetcher must be a function' }).optional(),
     sameDomainDelay: z.enum(['fold', 'refuse'], { error: "sameDomainDelay must be 'fold' or 'refuse'" }).optional(),
@@ -287,9 +287,20 @@ export function resolveThrottlingOptions(options: ThrottlingRequestManagerOption
     const baseDelaySecs = o.backoffMinDelaySecs ?? o.baseDelaySecs ?? 2;
     const maxDelaySecs = o.backoffMaxDelaySecs ?? o.maxDelaySecs ?? 60;
     if (baseDelaySecs > maxDelaySecs) {
+        const minName = o.backoffMinDelaySecs !== undefined ? 'backoffMinDelaySecs' : 'baseDelaySecs';
+        const maxName = o.backoffMaxDelaySecs !== undefined ? 'backoffMaxDelaySecs' : 'maxDelaySecs';
         throw new ThrottlingOptionsError(
-            `Invalid ThrottlingRequestManager options: \`baseDelaySecs\` (${baseDelaySecs}) must not exceed \`maxDelaySecs\` (${maxDelaySecs})`,
+            `Invalid ThrottlingRequestManager options: \`${minName}\` (${baseDelaySecs}) must not exceed \`${maxName}\` (${maxDelaySecs})`,
         );
+    }
+    for (const [key, scope] of Object.entries(o.scopes ?? {})) {
+        const min = scope.backoffMinDelaySecs ?? baseDelaySecs;
+        const max = scope.backoffMaxDelaySecs ?? maxDelaySecs;
+        if (min > max) {
+            throw new ThrottlingOptionsError(
+                `Invalid ThrottlingRequestManager options: in scope \`${key}\`, backoffMinDelaySecs (${min}) must not exceed backoffMaxDelaySecs (${max})`,
+            );
+        }
     }
     const throttleBy = o.throttleBy ?? 'hostname';
     const defaults: ScopeSettings = { ...o, backoffMinDelaySecs: baseDelaySecs, backoffMaxDelaySecs: maxDelaySecs };

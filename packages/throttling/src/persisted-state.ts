@@ -5,7 +5,7 @@ export const PERSISTED_STATE_VERSION = 1;
 
 /**
  * What a manager keeps in the key-value store under `persistStateKey`: the domains it discovered
- * (so their queues are reopened on resume), the first origin seen per domain, and every domain's
+ * (so their queues are reopened on resume) and every domain's
  * clocks in epoch milliseconds (so a restarted crawl honours a backoff that was running).
  */
 export interface PersistedThrottlingState {

@@ -22,7 +22,7 @@ export interface DomainSnapshot {
     readonly scope?: string;
     /** Both clocks have passed and a concurrency slot is free. */
     readonly ready: boolean;
-    /** When both clocks pass. */
+    /** When both clocks (and the per-slot clock) pass; Infinity while every slot is in use. */
     readonly readyAt: number;
     /** Declared crawl delay (robots.txt), ms. */
     readonly crawlDelayMs: number;

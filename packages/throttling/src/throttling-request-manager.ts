@@ -21,7 +21,7 @@ import type { DomainStateStore } from './domain-state-store';
 import { InMemoryDomainStateStore } from './domain-state-store';
 import type { AttachableCrawler, NavigationContext } from './crawler-integration';
 import { attachCrawler, discardBody, spareSessionOnce } from './crawler-integration';
-import { PersistentRateLimitError, RequestThrottledError, ThrottledDomainLimitError, ThrottledRetriesExhaustedError } from './errors';
+import { PersistentRateLimitError, RequestThrottledError, ThrottlingOptionsError, ThrottledDomainLimitError, ThrottledRetriesExhaustedError } from './errors';
 import type { StalledDomain } from './errors';
 import { MinHeap } from './min-heap';
 import type { ResolvedThrottlingOptions, ThrottlingRequestManagerOptions } from './options';
@@ -132,7 +132,17 @@ export class ThrottlingRequestManager implements IRequestManager {
         this.floorMs = this.options.minCrawlDelayMs;
         this.namespace = new QueueNamespace(this.options.persistStateKey);
         const { domains, throttleBy } = this.options;
-        this.listedDomains = new Set(domains === 'all' ? [] : domains.map((d) => domainKeyOfConfigured(d, throttleBy)));
+        this.listedDomains = new Set(
+            domains === 'all'
+                ? []
+                : domains.map((d, i) => {
+                      try {
+                          return domainKeyOfConfigured(d, throttleBy);
+                      } catch (error) {
+                          throw new ThrottlingOptionsError(`Invalid ThrottlingRequestManager options: \`domains[${i}]\`: ${(error as Error).message}`);
+                      }
+                  }),
+        );
         for (const key of this.listedDomains) this.states.update(key, () => undefined);
         for (const key of this.options.scopes.keys()) {
             const slash = key.indexOf('/');
@@ -206,7 +216,8 @@ export class ThrottlingRequestManager implements IRequestManager {
         } catch {
             return key;
         }
-        const match = prefixes.find((prefix) => path === prefix || path.startsWith(prefix.endsWith('/') ? prefix : `${prefix}/`) || path.startsWith(prefix));
+        // Segment-aware: `/search` covers `/search` and `/search/...`, not `/searchlight`.
+        const match = prefixes.find((prefix) => path === prefix || path.startsWith(prefix.endsWith('/') ? prefix : `${prefix}/`));
         return match ? `${key}${match}` : key;
     }
 
@@ -445,7 +456,7 @@ export class ThrottlingRequestManager implements IRequestManager {
             if (outcome.cappedFrom) {
                 const source = outcome.cappedFrom.source === 'retry-after' ? 'the Retry-After header' : 'exponential backoff';
                 this.log.warning(
-                    `${key}: ${source} asked for ${Math.round(outcome.cappedFrom.requestedMs / 1000)} s; capped at maxDelaySecs (${policy.backoffMaxDelayMs / 1000} s).`,
+                    `${key}: ${source} asked for ${Math.round(outcome.cappedFrom.requestedMs / 1000)} s; capped at ${policy.scopeKey ? `backoffMaxDelaySecs of scope ${policy.scopeKey}` : 'maxDelaySecs'} (${policy.backoffMaxDelayMs / 1000} s).`,
                 );
             }
         }
