@@ -59,15 +59,22 @@ describe('QueueNamespace: the default key keeps plain names', () => {
     });
 });
 
-describe('QueueNamespace: a custom key prefixes a hash of itself', () => {
+describe('QueueNamespace: a custom key puts a hash of itself into every name', () => {
     const key = 'crawler-b';
     const ns = new QueueNamespace(key);
-    const prefix = `throttled-_7e${hash8(key)}_7e`;
 
-    test('names are throttled-_7e<first 8 hex of sha256(key)>_7e<encoded domain>', () => {
-        expect(ns.nameOf('example.com')).toBe(`${prefix}example.com`);
-        expect(ns.nameOf('::1')).toBe(`${prefix}_3a_3a1`);
-        expect(ns.nameOf('my_host.example.com')).toBe(`${prefix}my_5fhost.example.com`);
+    test('names are throttled-<…hash of the key…><encoded domain>, apart from the plain name', () => {
+        for (const domain of ['example.com', '::1', 'my_host.example.com']) {
+            const name = ns.nameOf(domain);
+            const plain = throttledQueueName(domain);
+            expect(name).not.toBe(plain);
+            expect(name.startsWith('throttled-')).toBe(true);
+            expect(name).toContain(hash8(key));
+            // The readable domain part stays at the end, encoded as in a plain name.
+            expect(name.endsWith(plain.slice('throttled-'.length))).toBe(true);
+        }
+        // A name belongs to one key; the same key always yields the same name.
+        expect(new QueueNamespace(key).nameOf('example.com')).toBe(ns.nameOf('example.com'));
     });
 
     test.each(KEYS)('%s: round trip', (domain) => {
@@ -83,8 +90,10 @@ describe('QueueNamespace: a custom key prefixes a hash of itself', () => {
         expect(ns.domainOf(new QueueNamespace(DEFAULT_PERSIST_STATE_KEY).nameOf('example.com'))).toBeUndefined();
         expect(ns.domainOf(new QueueNamespace('crawler-c').nameOf('example.com'))).toBeUndefined();
         expect(ns.domainOf('default')).toBeUndefined();
+        const prefix = ns.nameOf('x').slice(0, -1);
         expect(ns.domainOf(prefix)).toBeUndefined();
         expect(ns.domainOf(`${prefix}Example.com`)).toBeUndefined();
+        expect(ns.domainOf(`${prefix}_61`)).toBeUndefined(); // an escaped "a": not canonical
     });
 
     test('two keys get different names for one domain; one key always the same name', () => {
@@ -93,12 +102,12 @@ describe('QueueNamespace: a custom key prefixes a hash of itself', () => {
         expect(new QueueNamespace(key).nameOf('example.com')).toBe(ns.nameOf('example.com'));
     });
 
-    test('a custom key equal to a plain domain encoding cannot collide with plain names', () => {
-        // Plain names never contain "_k" right after the prefix: "_" is always escaped as "_5f".
+    test('no plain name is a name of a custom namespace, and no custom name a plain one', () => {
         const plain = new QueueNamespace(DEFAULT_PERSIST_STATE_KEY);
         for (const domain of KEYS) {
-            expect(plain.nameOf(domain).startsWith('throttled-_k')).toBe(false);
             expect(ns.domainOf(plain.nameOf(domain))).toBeUndefined();
+            expect(plain.domainOf(ns.nameOf(domain))).toBeUndefined();
+            expect(plain.nameOf(domain)).not.toBe(ns.nameOf(domain));
         }
     });
 });
@@ -114,8 +123,8 @@ describe('QueueNamespace: names stay storage-safe in every namespace', () => {
         }
     });
 
-    // memory-storage would reopen such a folder as an unnamed queue (see queue-name.ts). The
-    // hash and the domain are each UUID-free, but the hash's 8 hex digits, the "-" after it and a
+    // memory-storage would reopen such a folder as an unnamed queue (see queue-name.ts). The hash
+    // and the domain may each be UUID-free while the hash's 8 hex digits, a "-" after them and a
     // domain starting with "4hex-4hex-4hex-12hex" together form one.
     test('a domain continuing the hash into a UUID does not produce a UUID-like name', () => {
         const domain = 'abcd-abcd-abcd-abcdefabcdef.example';

@@ -19,6 +19,8 @@ export class DomainQueue {
     gated = false;
     /** The first-dispatch check was started (it runs once per domain and process). */
     gateStarted = false;
+    /** The write that records this newly discovered domain; its requests wait for it. */
+    saved?: Promise<void>;
 
     constructor(
         readonly key: string,

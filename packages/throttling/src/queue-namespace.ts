@@ -1,6 +1,6 @@
 import { createHash } from 'node:crypto';
 
-import { domainKeyFromQueueName, throttledQueueName } from './queue-name';
+import { domainKeyFromQueueName, isThrottledQueueName, THROTTLED_QUEUE_NAME_PREFIX, throttledQueueName } from './queue-name';
 
 /** The key Crawlee v4's manager uses; managers keeping it get plain `throttled-<domain>` names. */
 export const DEFAULT_PERSIST_STATE_KEY = 'CRAWLEE_THROTTLED_DOMAINS';
@@ -29,6 +29,19 @@ export class QueueNamespace {
     /** The queue name of a domain key in this namespace. */
     nameOf(domainKey: string): string {
         return throttledQueueName(this.tag + domainKey);
+    }
+
+    /**
+     * Whether a stored queue belongs to this namespace, including queues whose names were hashed
+     * (very long keys) and so cannot be decoded back to a domain.
+     */
+    owns(name: string): boolean {
+        if (this.domainOf(name) !== undefined) return true;
+        if (!isThrottledQueueName(name)) return false;
+        const encodedMark = throttledQueueName(MARK).slice(THROTTLED_QUEUE_NAME_PREFIX.length);
+        if (this.tag === '') return !name.startsWith(THROTTLED_QUEUE_NAME_PREFIX + encodedMark);
+        const encodedTag = throttledQueueName(`${this.tag}x`).slice(0, -1);
+        return name.startsWith(encodedTag);
     }
 
     /** The domain key behind a queue name of this namespace; undefined for any other name. */

@@ -273,7 +273,7 @@ export class ThrottlingRequestManager implements IRequestManager {
             for (const item of chunk) {
                 let target: DomainQueue | undefined;
                 if (item.url !== undefined && !hasRequestsFromUrl(item)) {
-                    const routed = await this.targetOf(item.url, 'skip');
+                    const routed = await this.targetOf(item.url, 'skip', false);
                     if (routed === null) {
                         overflow.push(this.domainKeyOf(item.url)!);
                         continue;
@@ -285,6 +285,7 @@ export class ThrottlingRequestManager implements IRequestManager {
                 groups.set(target, group);
             }
             for (const [target, group] of groups) {
+                if (target?.saved) await target.saved;
                 const queue = target ? target.queue : await this.getInner();
                 const waitForAll = passThrough.waitForAllRequestsToBeAdded || maxNewRequests !== undefined;
                 const result = await queue.addRequestsBatched(group, { ...passThrough, waitForAllRequestsToBeAdded: waitForAll });
@@ -704,7 +705,7 @@ export class ThrottlingRequestManager implements IRequestManager {
 
     /** Drops this manager's `throttled-*` queues left by earlier runs (Crawlee purges only default storages). */
     private async purgeStoredQueues(): Promise<void> {
-        const names = [...(await listStoredQueueNames(this.config))].filter((name) => this.namespace.domainOf(name) !== undefined);
+        const names = [...(await listStoredQueueNames(this.config))].filter((name) => this.namespace.owns(name));
         const opener = this.options.requestManagerOpener ?? ((name, opts) => RequestQueue.open(name, opts));
         await Promise.all(names.map(async (name) => dropQueue(await opener(name, { config: this.config }))));
     }
@@ -746,7 +747,8 @@ export class ThrottlingRequestManager implements IRequestManager {
                     this.states.update(key, () => undefined);
                 }
                 const queue = await this.openQueue(entry);
-                entry.queued += queue.getPendingCount();
+                // Without queue metadata on disk the pending count includes handled requests: ask the queue.
+                if (!(await queue.isEmpty())) entry.queued += Math.max(1, queue.getPendingCount());
                 this.reschedule(entry, now);
             }),
         );
@@ -754,7 +756,7 @@ export class ThrottlingRequestManager implements IRequestManager {
 
     /**
      * Saves discovered domains and every domain's clocks under `persistStateKey`. Calls made while
-     * a write runs share the next write, so a burst of discoveries costs two writes, not hundreds.
+     * a write runs share the next write, so a batch that discovers many domains costs two writes.
      */
     async persistState(): Promise<void> {
         if (this.saveQueued) return this.saveQueued;
@@ -841,7 +843,7 @@ export class ThrottlingRequestManager implements IRequestManager {
      * The domain queue a URL's request belongs to; undefined for `inner`. When a new domain would
      * exceed `maxThrottledDomains`: throws (`'throw'`) or returns null (`'skip'`).
      */
-    private async targetOf(url: string, onLimit: 'throw' | 'skip'): Promise<DomainQueue | undefined | null> {
+    private async targetOf(url: string, onLimit: 'throw' | 'skip', awaitSaved = true): Promise<DomainQueue | undefined | null> {
         const key = this.domainKeyOf(url);
         if (key === undefined || !this.isThrottled(key)) return undefined;
         let entry = this.domainQueues.get(key);
@@ -854,10 +856,12 @@ export class ThrottlingRequestManager implements IRequestManager {
             this.domainQueues.set(key, entry);
             this.states.update(key, () => undefined);
             // Saved before its first request lands, so a crash in between cannot strand the queue.
-            if (this.options.domains === 'all') await this.persistState();
+            // Discoveries made while a write runs share the next write.
+            if (this.options.domains === 'all') entry.saved = this.persistState();
         }
         this.maybeGate(entry, url);
         await this.openQueue(entry);
+        if (awaitSaved && entry.saved) await entry.saved;
         return entry;
     }
 
