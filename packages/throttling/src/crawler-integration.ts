@@ -2,8 +2,8 @@ import type { IRequestManager, Request, Session } from '@crawlee/core';
 import { log as crawleeLog } from '@crawlee/core';
 
 import { ThrottlingOptionsError } from './errors';
-import type { RobotsVerdict } from './robots-crawl-delay';
-import { RobotsCrawlDelayCache } from './robots-crawl-delay';
+import type { RobotsFetcher, RobotsVerdict } from './robots-crawl-delay';
+import { ROBOTS_TXT_MAX_BYTES, RobotsCrawlDelayCache } from './robots-crawl-delay';
 import { parseRetryAfter } from './retry-after';
 import type { ThrottlingRequestManager } from './throttling-request-manager';
 
@@ -20,7 +20,23 @@ export interface AttachableCrawler {
     sameDomainDelayMillis?: number;
     retryOnBlocked?: boolean;
     sessionPool?: unknown;
+    /** Crawlee's `BaseHttpClient` (every 3.x crawler has one; got-scraping unless the user chose another). */
+    httpClient?: CrawlerHttpClient;
     log?: { info(message: string): void };
+}
+
+/** The part of Crawlee 3.x's `BaseHttpClient` the robots.txt fetch uses. */
+export interface CrawlerHttpClient {
+    sendRequest(request: {
+        url: string;
+        method: 'GET';
+        headers: Record<string, string>;
+        proxyUrl?: string;
+        followRedirect: boolean;
+        maxRedirects: number;
+        throwHttpErrors: boolean;
+        timeout: { request: number };
+    }): Promise<{ statusCode: number; headers: Record<string, string | string[] | undefined>; body?: unknown; rawBody?: unknown }>;
 }
 
 /** The crawling context fields a response check needs. */
@@ -95,7 +111,7 @@ export function attachCrawler(manager: ThrottlingRequestManager, crawler: Attach
 
     if (options.respectCrawlDelay) {
         const robots = new RobotsCrawlDelayCache({
-            fetcher: options.robotsFetcher,
+            fetcher: options.robotsFetcher ?? robotsFetcherOf(crawler),
             maxCrawlDelaySecs: options.maxCrawlDelaySecs,
             now: () => options.clock.now(),
         });
@@ -115,6 +131,39 @@ export function attachCrawler(manager: ThrottlingRequestManager, crawler: Attach
     }
 
     warnAboutSessionRetirement(manager, crawler);
+}
+
+/**
+ * Fetches robots.txt with the crawler's own HTTP client (the same stack as its pages: got-scraping by
+ * default, or whatever client the user configured), with the rules of the default fetcher: up to 5
+ * redirects, no retries, any status resolved, body cut at 500 KiB. Undefined when the crawler has no
+ * client, so the cache falls back to its default fetcher.
+ *
+ * The crawler's client also loads got-scraping the way Crawlee does everywhere else; the default
+ * fetcher's own `import()` (compiled through `new Function`) resolves against the first module
+ * context that ran it, which under jest is an earlier, torn-down test file's environment.
+ */
+export function robotsFetcherOf(crawler: AttachableCrawler): RobotsFetcher | undefined {
+    const client = crawler.httpClient;
+    if (typeof client?.sendRequest !== 'function') return undefined;
+    return async (robotsUrl, { userAgent, proxyUrl, timeoutMs }) => {
+        const response = await client.sendRequest({
+            url: robotsUrl,
+            method: 'GET',
+            headers: userAgent === undefined ? {} : { 'user-agent': userAgent },
+            proxyUrl,
+            followRedirect: true,
+            maxRedirects: 5,
+            throwHttpErrors: false,
+            timeout: { request: timeoutMs },
+        });
+        const raw = Buffer.isBuffer(response.rawBody) ? response.rawBody : Buffer.from(response.body === undefined ? '' : String(response.body));
+        return {
+            status: response.statusCode,
+            body: raw.subarray(0, ROBOTS_TXT_MAX_BYTES).toString('utf8'),
+            headers: response.headers,
+        };
+    };
 }
 
 function applyRobotsVerdict(manager: ThrottlingRequestManager, url: string, verdict: RobotsVerdict): void {

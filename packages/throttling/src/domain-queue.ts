@@ -19,6 +19,10 @@ export class DomainQueue {
     gated = false;
     /** The first-dispatch check was started (it runs once per domain and process). */
     gateStarted = false;
+    /** Bumped on every filing in the waiting heap, so older heap items are recognised as stale. */
+    heapVersion = 0;
+    /** Held until then because the head request waits for another of its scopes (or a quota). */
+    blockedUntil = 0;
     /** The write that records this newly discovered domain; its requests wait for it. */
     saved?: Promise<void>;
 

@@ -15,6 +15,8 @@
 
 import type { ResolvedPolicy } from './policy';
 import { applyJitter, POLICY_DEFAULTS } from './policy';
+import type { RampupData, RampupPolicy } from './rampup';
+import { RAMPUP_DEFAULTS as RAMPUP_FALLBACK, RampupState } from './rampup';
 
 /** Exponent cap: 2^20 × base is far beyond any sane cap, and keeps the arithmetic finite. */
 export const MAX_BACKOFF_EXPONENT = 20;
@@ -57,6 +59,11 @@ export interface DomainStateData {
     announcedIntervalMs: number;
     /** Until when the announced pacing applies. */
     announcedUntil: number;
+    /** Start of the current quota window, and the cost spent in it. */
+    quotaWindowStart: number;
+    quotaSpent: number;
+    /** The rampup search, when the scope ramps up. */
+    rampup?: RampupData;
     /** Counters for users and reports. */
     dispatched: number;
     refusals: number;
@@ -81,10 +88,12 @@ export interface BackoffPolicy {
     windowMs?: number;
     jitter?: readonly [number, number];
     random?: () => number;
+    /** With rampup, the search paces after a trigger instead of raised pacing. */
+    rampup?: RampupPolicy;
 }
 
 /** Why the interval between dispatches is what it is (for the snapshot). */
-export type IntervalReason = 'none' | 'configured' | 'crawl-delay' | 'floor' | 'backoff' | 'announced';
+export type IntervalReason = 'none' | 'configured' | 'rampup' | 'crawl-delay' | 'floor' | 'backoff' | 'announced';
 
 /** Undo token of a dispatch, for a fetch that turned out to have nothing to hand out. */
 export interface DispatchReservation {
@@ -107,7 +116,7 @@ const UNLIMITED: Pick<ResolvedPolicy, 'concurrency' | 'delayMs' | 'delayPerSlotM
 
 /** The part of a policy that pacing decisions read. */
 export type PacingPolicy = Pick<ResolvedPolicy, 'concurrency' | 'delayMs' | 'delayPerSlotMs' | 'jitter' | 'ignoreRobotsCrawlDelay' | 'explicit'> &
-    Partial<Pick<ResolvedPolicy, 'backoffFactor' | 'backoffMinDelayMs' | 'backoffWindowMs'>>;
+    Partial<Pick<ResolvedPolicy, 'backoffFactor' | 'backoffMinDelayMs' | 'backoffWindowMs' | 'rampup' | 'quota'>>;
 
 export class DomainState implements DomainStateData {
     domain: string;
@@ -125,6 +134,10 @@ export class DomainState implements DomainStateData {
     lastTriggerAt = 0;
     announcedIntervalMs = 0;
     announcedUntil = 0;
+    quotaWindowStart = 0;
+    quotaSpent = 0;
+    /** The rampup search; created on first use by a ramping scope. */
+    rampupState?: RampupState;
     dispatched = 0;
     refusals = 0;
     handled = 0;
@@ -170,8 +183,10 @@ export class DomainState implements DomainStateData {
      */
     interval(now: number, floorMs: number, policy: PacingPolicy = UNLIMITED): { ms: number; reason: IntervalReason } {
         const crawlDelay = policy.ignoreRobotsCrawlDelay || policy.explicit.delay ? 0 : this.crawlDelayMs;
+        const ramp = policy.rampup ? this.ramp(policy.rampup).delayMs() : 0;
         const candidates: [number, IntervalReason][] = [
             [policy.delayMs, 'configured'],
+            [ramp, 'rampup'],
             [crawlDelay, 'crawl-delay'],
             [floorMs, 'floor'],
             [this.penaltyAt(now, policy), 'backoff'],
@@ -187,9 +202,56 @@ export class DomainState implements DomainStateData {
         return this.interval(now, floorMs, policy).ms;
     }
 
+    /** The rampup search of this scope, created on first use. */
+    ramp(policy: RampupPolicy): RampupState {
+        this.rampupState ??= new RampupState(policy);
+        return this.rampupState;
+    }
+
+    /** Cost spent in the quota window containing `now`. */
+    spentAt(now: number, windowMs: number): number {
+        return Math.floor(now / windowMs) * windowMs === this.quotaWindowStart ? this.quotaSpent : 0;
+    }
+
+    /**
+     * Whether the quota lets a request of `cost` go at `now`: always into an empty window (so one
+     * oversized request still goes, alone), otherwise only if the spend stays within the quota.
+     */
+    quotaAllows(now: number, cost: number, quota: ResolvedPolicy['quota']): boolean {
+        if (!quota) return true;
+        const spent = this.spentAt(now, quota.windowMs);
+        return spent === 0 || spent + cost <= quota.limit;
+    }
+
+    /** When the next quota window opens after `now`. */
+    nextQuotaWindow(now: number, quota: NonNullable<ResolvedPolicy['quota']>): number {
+        return (Math.floor(now / quota.windowMs) + 1) * quota.windowMs;
+    }
+
+    /** Spends `cost` in the window containing `now`. */
+    spend(now: number, cost: number, quota: ResolvedPolicy['quota']): void {
+        if (!quota) return;
+        const window = Math.floor(now / quota.windowMs) * quota.windowMs;
+        if (window !== this.quotaWindowStart) {
+            this.quotaWindowStart = window;
+            this.quotaSpent = 0;
+        }
+        this.quotaSpent += cost;
+    }
+
+    /** Corrects the spend of a request dispatched at `dispatchedAt` (if its window is still open). */
+    adjustSpend(dispatchedAt: number, delta: number, quota: ResolvedPolicy['quota']): void {
+        if (!quota) return;
+        if (Math.floor(dispatchedAt / quota.windowMs) * quota.windowMs !== this.quotaWindowStart) return;
+        this.quotaSpent = Math.max(0, this.quotaSpent + delta);
+    }
+
     /** Earliest time every clock allows a dispatch; Infinity while all slots are in use. */
-    readyAt(policy: PacingPolicy = UNLIMITED): number {
-        const clocks = Math.max(this.nextDispatchAt, this.backoffUntil);
+    readyAt(policy: PacingPolicy = UNLIMITED, now?: number): number {
+        let clocks = Math.max(this.nextDispatchAt, this.backoffUntil);
+        if (policy.quota && now !== undefined && !this.quotaAllows(now, 1, policy.quota)) {
+            clocks = Math.max(clocks, this.nextQuotaWindow(now, policy.quota));
+        }
         const limit = this.concurrencyLimit(policy);
         if (this.busySlots >= limit) return Number.POSITIVE_INFINITY;
         if (policy.delayPerSlotMs <= 0 || !Number.isFinite(limit)) return clocks;
@@ -197,7 +259,7 @@ export class DomainState implements DomainStateData {
     }
 
     isReady(now: number, policy: PacingPolicy = UNLIMITED): boolean {
-        return now >= this.readyAt(policy);
+        return now >= this.readyAt(policy, now);
     }
 
     /** The free slot that can go first (lowest per-slot clock). */
@@ -249,6 +311,7 @@ export class DomainState implements DomainStateData {
             this.busySlots += 1;
             this.slotNextAt[slot] = now + applyJitter(policy.delayPerSlotMs, policy.jitter, random);
         }
+        if (policy.rampup) this.ramp(policy.rampup).onDispatch(now, policy.rampup);
         this.dispatched += 1;
         return reservation;
     }
@@ -317,11 +380,17 @@ export class DomainState implements DomainStateData {
             const jittered = useHeader ? requestedMs : applyJitter(requestedMs, policy.jitter, policy.random ?? Math.random);
             const delayMs = Math.min(jittered, policy.maxDelayMs);
             // The pacing after the backoff starts from this wait and steps down per quiet window.
+            if (policy.rampup) {
+                // The rampup search paces from here: back to the last safe rate, not raised pacing.
+                this.ramp(policy.rampup).onTrigger(now, policy.rampup);
+            }
             // With a server-given wait it is raised to at least that wait; without, it grows by the factor.
             const current = this.penaltyAt(now, { ...UNLIMITED, backoffFactor: factor, backoffWindowMs: policy.windowMs, backoffMinDelayMs: policy.baseDelayMs });
-            this.penaltyMs = useHeader
-                ? Math.max(current, Math.min(requestedMs, policy.maxDelayMs))
-                : Math.min(current > 0 ? current * factor : policy.baseDelayMs, policy.maxDelayMs);
+            if (!policy.rampup) {
+                this.penaltyMs = useHeader
+                    ? Math.max(current, Math.min(requestedMs, policy.maxDelayMs))
+                    : Math.min(current > 0 ? current * factor : policy.baseDelayMs, policy.maxDelayMs);
+            }
             this.lastTriggerAt = now;
             this.backoffExponent = exponent;
             this.lastBackoffMs = delayMs;
@@ -372,7 +441,7 @@ export class DomainState implements DomainStateData {
     toJSON(): DomainStateData {
         const { domain, crawlDelayMs, nextDispatchAt, backoffUntil, backoffExponent, lastBackoffMs, decayAt } = this;
         const { refusingSince, lastRefusalAt, stallMs, lastImposedMs, dispatched, refusals, handled } = this;
-        const { penaltyMs, lastTriggerAt, announcedIntervalMs, announcedUntil } = this;
+        const { penaltyMs, lastTriggerAt, announcedIntervalMs, announcedUntil, quotaWindowStart, quotaSpent } = this;
         return {
             domain,
             crawlDelayMs,
@@ -389,6 +458,9 @@ export class DomainState implements DomainStateData {
             lastTriggerAt,
             announcedIntervalMs,
             announcedUntil,
+            quotaWindowStart,
+            quotaSpent,
+            ...(this.rampupState ? { rampup: this.rampupState.toJSON() } : {}),
             dispatched,
             refusals,
             handled,
@@ -408,6 +480,11 @@ export class DomainState implements DomainStateData {
             state[key] = value;
         }
         state.backoffExponent = Math.min(state.backoffExponent, MAX_BACKOFF_EXPONENT);
+        if (record.rampup !== undefined) {
+            const ramp = RampupState.fromJSON(record.rampup, RAMPUP_FALLBACK);
+            if (!ramp) return undefined;
+            state.rampupState = ramp;
+        }
         return state;
     }
 }
@@ -427,6 +504,8 @@ const NUMERIC_FIELDS = [
     'lastTriggerAt',
     'announcedIntervalMs',
     'announcedUntil',
+    'quotaWindowStart',
+    'quotaSpent',
     'dispatched',
     'refusals',
     'handled',

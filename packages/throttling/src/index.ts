@@ -37,3 +37,5 @@ export { ThrottledRetriesExhaustedError } from './errors';
 export type { ScopeSettings, ResolvedPolicy } from './policy';
 export { seededRandom, DEFAULT_BACKOFF_STATUS_CODES } from './policy';
 export type { IntervalReason } from './domain-state';
+export type { RampupSettings } from './policy';
+export type { GetScopes, ScopesDeclaration, RequestScopes } from './request-scopes';

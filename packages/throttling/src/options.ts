@@ -8,8 +8,9 @@ import type { ThrottleBy } from './domain-key';
 import { ThrottlingOptionsError } from './errors';
 import type { RobotsFetcher } from './robots-crawl-delay';
 import type { ResolvedPolicy, ScopeSettings } from './policy';
-import { DEFAULT_BACKOFF_STATUS_CODES, jitterRange, parseScopeKey, POLICY_DEFAULTS } from './policy';
-import { domainKeyOfConfigured } from './domain-key';
+import { DEFAULT_BACKOFF_STATUS_CODES, jitterRange, parseScopeKey, POLICY_DEFAULTS, resolveRampup } from './policy';
+import { normalizeScope } from './request-scopes';
+import type { GetScopes } from './request-scopes';
 
 /** Opens the queue that holds one throttled domain's requests. */
 export type RequestManagerOpener = (name: string, options: { config?: Configuration }) => Promise<IRequestManager>;
@@ -100,6 +101,12 @@ export interface ThrottlingRequestManagerOptions extends Omit<ScopeSettings, 'ba
      */
     random?: () => number;
     /**
+     * Decides the scopes of each request, replacing the default (the request's domain plus its
+     * `userData.throttlingScopes`). The first scope returned holds the request's queue; a request is
+     * dispatched only when every scope allows it. Return undefined to keep the default.
+     */
+    getScopes?: GetScopes;
+    /**
      * Most free (throttled) retries of one request; past it, a refusal spends a normal retry, so a
      * single URL that always answers 503 cannot loop forever.
      * @default 20
@@ -170,6 +177,7 @@ export interface ResolvedThrottlingOptions {
     scopes: ReadonlyMap<string, ResolvedPolicy>;
     random: () => number;
     maxFreeRetries: number;
+    getScopes?: GetScopes;
 }
 
 const isFunction = (value: unknown): value is (...args: never[]) => unknown => typeof value === 'function';
@@ -208,6 +216,28 @@ const policyShape = {
     backoffMaxDelaySecs: seconds('backoffMaxDelaySecs').optional(),
     backoffWindowSecs: seconds('backoffWindowSecs').optional(),
     ignoreRobotsCrawlDelay: z.boolean({ error: 'ignoreRobotsCrawlDelay must be true or false' }).optional(),
+    rampup: z
+        .union(
+            [
+                z.boolean(),
+                z.strictObject({
+                    backoffTarget: z
+                        .union([
+                            z.number().min(0),
+                            z.tuple([z.number().min(0), z.number().min(0)]).refine(([l, h]) => l <= h, 'backoffTarget [low, high] needs low <= high'),
+                        ])
+                        .optional(),
+                    windowSecs: seconds('rampup.windowSecs').positive('rampup.windowSecs must be > 0').optional(),
+                    initialRate: z.number().positive('rampup.initialRate must be > 0').optional(),
+                    minRate: z.number().positive('rampup.minRate must be > 0').optional(),
+                    maxRate: z.number().positive('rampup.maxRate must be > 0').optional(),
+                }),
+            ],
+            { error: 'rampup must be true/false or an object with backoffTarget, windowSecs, initialRate, minRate, maxRate' },
+        )
+        .optional(),
+    quota: z.number({ error: 'quota must be a positive number' }).positive('quota must be > 0').finite().optional(),
+    windowSecs: seconds('windowSecs').positive('windowSecs must be > 0').optional(),
 };
 
 const scopeSchema = z.strictObject(policyShape);
@@ -229,6 +259,7 @@ export const throttlingOptionsSchema = z.strictObject({
         .optional(),
     random: z.custom<() => number>(isFunction, { error: 'random must be a function returning a number in [0, 1)' }).optional(),
     maxFreeRetries: z.number().int().min(0, 'maxFreeRetries must be >= 0').optional(),
+    getScopes: z.custom<GetScopes>(isFunction, { error: 'getScopes must be a function of the request' }).optional(),
     inner: z
         .custom<InnerRequestManager>((v) => isRequestManagerLike(v) || isFunction(v), {
             error: 'inner must be a request manager (with fetchNextRequest and addRequest) or a function returning one',
@@ -307,9 +338,7 @@ export function resolveThrottlingOptions(options: ThrottlingRequestManagerOption
     const defaultPolicy = resolvePolicy(defaults, {});
     const scopes = new Map<string, ResolvedPolicy>();
     for (const [raw, settings] of Object.entries(o.scopes ?? {})) {
-        const parsed = parseScopeKey(raw);
-        const hostKey = domainKeyOfConfigured(parsed.host, throttleBy);
-        const key = parsed.pathPrefix ? `${hostKey}${parsed.pathPrefix}` : hostKey;
+        const key = normalizeScope(raw, throttleBy);
         scopes.set(key, { ...resolvePolicy(defaults, settings), scopeKey: key });
     }
     return {
@@ -334,6 +363,7 @@ export function resolveThrottlingOptions(options: ThrottlingRequestManagerOption
         scopes,
         random: o.random ?? Math.random,
         maxFreeRetries: o.maxFreeRetries ?? 20,
+        getScopes: o.getScopes,
     };
 }
 
@@ -352,6 +382,8 @@ function resolvePolicy(defaults: ScopeSettings, scope: ScopeSettings): ResolvedP
         backoffMaxDelayMs: (pick('backoffMaxDelaySecs') ?? 60) * 1000,
         backoffWindowMs: (pick('backoffWindowSecs') ?? POLICY_DEFAULTS.backoffWindowSecs) * 1000,
         ignoreRobotsCrawlDelay: pick('ignoreRobotsCrawlDelay') ?? POLICY_DEFAULTS.ignoreRobotsCrawlDelay,
+        rampup: resolveRampup(pick('rampup')),
+        quota: pick('quota') === undefined ? undefined : { limit: pick('quota')!, windowMs: (pick('windowSecs') ?? 60) * 1000 },
         explicit: { concurrency: scope.concurrency !== undefined, delay: scope.delaySecs !== undefined },
     };
 }

@@ -1,4 +1,21 @@
 import { normalizeHostname } from './domain-key';
+import type { RampupPolicy } from './rampup';
+import { RAMPUP_DEFAULTS } from './rampup';
+
+/** Resolves a `rampup` setting into the search's policy. */
+export function resolveRampup(setting: boolean | RampupSettings | undefined): RampupPolicy | undefined {
+    if (!setting) return undefined;
+    const s = setting === true ? {} : setting;
+    const target = s.backoffTarget ?? 1;
+    return {
+        ...RAMPUP_DEFAULTS,
+        backoffTarget: typeof target === 'number' ? [target, target] : target,
+        windowMs: (s.windowSecs ?? RAMPUP_DEFAULTS.windowMs / 1000) * 1000,
+        initialRate: s.initialRate ?? RAMPUP_DEFAULTS.initialRate,
+        minRate: s.minRate ?? RAMPUP_DEFAULTS.minRate,
+        maxRate: s.maxRate ?? RAMPUP_DEFAULTS.maxRate,
+    };
+}
 
 /**
  * Pacing settings of one scope (a domain, or an endpoint prefix such as `api.example.com/search`).
@@ -62,6 +79,47 @@ export interface ScopeSettings {
      * @default false
      */
     ignoreRobotsCrawlDelay?: boolean;
+    /**
+     * Search for the highest rate the scope tolerates (see docs/rampup.md): `true`, or settings.
+     * The configured `delaySecs` stays a floor under the rate found.
+     * @default false
+     */
+    rampup?: boolean | RampupSettings;
+    /**
+     * Most cost the scope may spend per `windowSecs` (fixed windows). A request costs 1 unless its
+     * `userData.throttlingScopes` map says otherwise; one request costing more than the quota still
+     * goes alone into an empty window.
+     */
+    quota?: number;
+    /**
+     * Length of a quota window.
+     * @default 60
+     */
+    windowSecs?: number;
+}
+
+/** Settings of the rampup search. */
+export interface RampupSettings {
+    /**
+     * Backoff triggers per window to aim at: below it the rate rises, above it falls; a
+     * `[low, high]` range holds the rate while the count stays inside.
+     * @default 1
+     */
+    backoffTarget?: number | readonly [number, number];
+    /**
+     * Least length of a search window.
+     * @default 1.5
+     */
+    windowSecs?: number;
+    /**
+     * Rate to start from, requests per second; unset: unpaced until the first trigger, then slow
+     * start from what got through.
+     */
+    initialRate?: number;
+    /** @default 0.01 */
+    minRate?: number;
+    /** @default 1000 */
+    maxRate?: number;
 }
 
 /** Settings of a scope with every default applied, in milliseconds. */
@@ -77,6 +135,10 @@ export interface ResolvedPolicy {
     backoffMaxDelayMs: number;
     backoffWindowMs: number;
     ignoreRobotsCrawlDelay: boolean;
+    /** The rampup search settings; undefined when rampup is off. */
+    rampup: RampupPolicy | undefined;
+    /** Quota per window, or undefined for none. */
+    quota: { limit: number; windowMs: number } | undefined;
     /** Which of concurrency/delay the user set explicitly for this scope (robots.txt then yields). */
     explicit: { concurrency: boolean; delay: boolean };
     /** The `scopes` key these settings came from; undefined for the defaults. */
@@ -141,7 +203,8 @@ export interface ScopeKey {
  * key and the allowed forms when it is malformed.
  */
 export function parseScopeKey(raw: string): ScopeKey {
-    const allowed = "a hostname ('api.example.com') or a hostname with a path prefix ('api.example.com/search')";
+    const allowed = "a hostname ('api.example.com'), a hostname with a path prefix ('api.example.com/search') or a named scope ('@budget')";
+    if (typeof raw === 'string' && /^@[\w.:-]+$/.test(raw)) return { key: raw, host: raw };
     if (typeof raw !== 'string' || raw.trim() !== raw || raw === '') throw new Error(`scope key ${JSON.stringify(raw)} is not valid: use ${allowed}`);
     if (/^[a-z][a-z0-9+.-]*:\/\//i.test(raw)) throw new Error(`scope key ${JSON.stringify(raw)} must not have a scheme: use ${allowed}`);
     const slash = raw.indexOf('/');

@@ -35,6 +35,10 @@ export interface DomainSnapshot {
     readonly concurrencyLimit: number;
     /** Pacing raised by backoff triggers, after decay, ms. */
     readonly penaltyMs: number;
+    /** The rampup search (requests per second): current, highest safe and lowest unsafe rate. */
+    readonly rampup?: { rate: number; safeRate: number; unsafeRate: number };
+    /** The quota: limit per window and what the current window has spent. */
+    readonly quota?: { limit: number; windowMs: number; spent: number };
     /** Crawl-delay clock. */
     readonly nextDispatchAt: number;
     /** Backoff clock. */

@@ -34,6 +34,11 @@ import { listStoredQueueNames } from './stored-queues';
 import { readResponse } from './response-info';
 import { parseRateLimitHeaders } from './rate-limit-headers';
 import type { ResolvedPolicy } from './policy';
+import type { RequestScopes } from './request-scopes';
+import { normalizeScope, readScopesDeclaration } from './request-scopes';
+
+/** The parts of a request (or request-like) that decide its scopes. */
+type ScopedSource = { url: string; userData?: Record<string, unknown> };
 import type { DomainSnapshot, Readiness } from './readiness';
 import { DomainQueue } from './domain-queue';
 
@@ -54,6 +59,20 @@ interface Handout {
     slot?: number;
     /** Its error count when handed out: a new network error on return is a backoff trigger. */
     errors?: number;
+    /** Further scopes it holds a slot in (per-request scopes). */
+    extras?: { scope: string; slot: number }[];
+}
+
+/** A domain filed in the waiting heap; stale once the domain was re-filed (another version). */
+interface HeapItem {
+    entry: DomainQueue;
+    version: number;
+}
+
+/** What a dispatched request spent in each quota, so a reported real cost can correct it. */
+interface Spend {
+    at: number;
+    costs: [scope: string, cost: number][];
 }
 
 /** Errors that say the server is overloaded or unreachable, not that our code failed. */
@@ -93,9 +112,13 @@ export class ThrottlingRequestManager implements IRequestManager {
     // Domains with work that are ready now, served round-robin so none is drained first.
     private readonly readyRing: DomainQueue[] = [];
     // Domains with work that wait for a clock, ordered by when they become ready.
-    private readonly waiting = new MinHeap<DomainQueue>();
+    private readonly waiting = new MinHeap<HeapItem>();
     // Which queue handed out each live request (by identity: uniqueKeys may collide across queues).
     private readonly handouts = new WeakMap<Request, Handout>();
+    // What each dispatched request spent per scope (kept past completion for reportCost()).
+    private readonly spends = new WeakMap<Request, Spend>();
+    // Normalised scope names, by what requests wrote.
+    private readonly scopeNames = new Map<string, string>();
     // Requests moved from `inner` into a domain queue: marked handled in `inner`, so not counted twice.
     private movedCount = 0;
     // Raised by `minIntervalEverywhere` signals; never lowered.
@@ -221,6 +244,145 @@ export class ThrottlingRequestManager implements IRequestManager {
         return match ? `${key}${match}` : key;
     }
 
+    /**
+     * The scopes of a request: by default its domain, plus any in `userData.throttlingScopes`;
+     * with `getScopes`, whatever it returns (the first scope holds the request's queue).
+     */
+    scopesOf(request: ScopedSource): RequestScopes | undefined {
+        const { throttleBy, getScopes } = this.options;
+        let declared: [string, number][] | undefined;
+        let custom = false;
+        try {
+            const fromUser = getScopes?.(request);
+            if (fromUser !== undefined) {
+                declared = readScopesDeclaration(fromUser, throttleBy);
+                custom = true;
+            } else {
+                declared = readScopesDeclaration(request.userData?.throttlingScopes, throttleBy);
+            }
+        } catch (error) {
+            this.log.warningOnce(`Ignoring the scopes of ${request.url}: ${(error as Error).message}`);
+            declared = undefined;
+            custom = false;
+        }
+        if (custom && declared && declared.length > 0) {
+            return { primary: declared[0][0], primaryCost: declared[0][1], extras: declared.slice(1) };
+        }
+        const domain = this.domainKeyOf(request.url);
+        if (domain === undefined) return undefined;
+        if (!declared?.length) return { primary: domain, primaryCost: 1, extras: [] };
+        const own = declared.find(([scope]) => scope === domain);
+        return { primary: domain, primaryCost: own ? own[1] : 1, extras: declared.filter(([scope]) => scope !== domain) };
+    }
+
+    /** The queue key of a request, if it is throttled here. */
+    private routeOf(source: ScopedSource): { key: string } | undefined {
+        if (this.options.getScopes) {
+            const scopes = this.scopesOf(source);
+            if (!scopes) return undefined;
+            const domain = this.domainKeyOf(source.url);
+            // A primary scope other than the domain was chosen by getScopes: always throttled.
+            if (scopes.primary !== domain || this.isThrottled(scopes.primary)) return { key: scopes.primary };
+            return undefined;
+        }
+        const key = this.domainKeyOf(source.url);
+        return key !== undefined && this.isThrottled(key) ? { key } : undefined;
+    }
+
+    /**
+     * Checks the scopes of a fetched request beyond its queue's (and every quota against the
+     * request's cost). On success arms their clocks, takes their slots, spends the quotas and
+     * returns the extra slots held; otherwise holds the queue until they allow it and returns false.
+     */
+    private admit(request: Request, entry: DomainQueue, now: number): { scope: string; slot: number }[] | undefined | false {
+        const primaryPolicy = this.policyOf(entry.key);
+        const hasDeclared = this.options.getScopes !== undefined || request.userData?.throttlingScopes !== undefined;
+        if (!hasDeclared && !primaryPolicy.quota) return undefined;
+        const scopes = hasDeclared ? this.scopesOf(request) : undefined;
+        const primaryCost = scopes && scopes.primary === entry.key ? scopes.primaryCost : 1;
+        const extras = scopes ? (scopes.primary === entry.key ? scopes.extras : [[scopes.primary, scopes.primaryCost] as [string, number], ...scopes.extras]) : [];
+        let blockedUntil = 0;
+        const primary = this.states.read(entry.key);
+        if (primary && primaryPolicy.quota && !primary.quotaAllows(now, primaryCost, primaryPolicy.quota)) {
+            blockedUntil = primary.nextQuotaWindow(now, primaryPolicy.quota);
+        }
+        for (const [scope, cost] of extras) {
+            if (scope === entry.key) continue;
+            const policy = this.policyOf(scope);
+            const state = this.states.update(scope, (s) => s);
+            let at = state.readyAt(policy, now);
+            if (policy.quota && !state.quotaAllows(now, cost, policy.quota)) at = Math.max(at, state.nextQuotaWindow(now, policy.quota));
+            // A scope whose slots are all busy frees one on a completion; look again shortly.
+            if (at === Number.POSITIVE_INFINITY) at = now + 50;
+            if (at > now) blockedUntil = Math.max(blockedUntil, at);
+        }
+        if (blockedUntil > now) {
+            entry.blockedUntil = blockedUntil;
+            return false;
+        }
+        const held: { scope: string; slot: number }[] = [];
+        const costs: [string, number][] = [[entry.key, primaryCost]];
+        this.states.update(entry.key, (s) => s.spend(now, primaryCost, primaryPolicy.quota));
+        for (const [scope, cost] of extras) {
+            if (scope === entry.key) continue;
+            const policy = this.policyOf(scope);
+            const reservation = this.states.update(scope, (s) => {
+                s.spend(now, cost, policy.quota);
+                return s.dispatch(now, this.floorMs, policy, this.options.random);
+            });
+            held.push({ scope, slot: reservation.slot });
+            costs.push([scope, cost]);
+        }
+        this.spends.set(request, { at: now, costs });
+        return held;
+    }
+
+    /**
+     * Corrects the quota spend of a request once its real cost is known (e.g. from a response
+     * header): `cost` replaces the estimate in `scope` (default: every scope the request spent in).
+     */
+    reportCost(request: Request, cost: number, scope?: string): void {
+        const spend = this.spends.get(request);
+        if (!spend) return;
+        const target = scope === undefined ? undefined : normalizeScope(scope, this.options.throttleBy);
+        for (const pair of spend.costs) {
+            if (target !== undefined && pair[0] !== target) continue;
+            const delta = cost - pair[1];
+            pair[1] = cost;
+            const policy = this.policyOf(pair[0]);
+            this.states.update(pair[0], (s) => s.adjustSpend(spend.at, delta, policy.quota));
+        }
+        // Quota may have been freed: queues held for it look again.
+        const now = this.clock.now();
+        for (const entry of this.domainQueues.values()) {
+            if (entry.blockedUntil <= now) continue;
+            entry.blockedUntil = 0;
+            if (entry.scheduled === 'heap') {
+                // Its heap item is now too late: retire it and file the domain again.
+                entry.heapVersion += 1;
+                entry.scheduled = undefined;
+            }
+            this.reschedule(entry, now);
+        }
+    }
+
+    /**
+     * Records a refusal against the scopes of a request whose backoff triggers include the status.
+     * Returns false when none of them is paced here.
+     */
+    private recordRefusal(request: Request, statusCode: number, waitMs: number | undefined): boolean {
+        const handout = this.handouts.get(request);
+        const keys = handout?.domain ? [handout.domain.key, ...(handout.extras ?? []).map((e) => e.scope)] : [];
+        if (keys.length === 0) return this.recordPacingSignal({ reason: 'rateLimited', url: request.url, waitMs });
+        let paced = false;
+        for (const key of keys) {
+            if (!this.policyOf(key).backoffStatusCodes.has(statusCode)) continue;
+            this.recordRateLimitOn(key, waitMs);
+            paced = true;
+        }
+        return paced;
+    }
+
     /** The policy in force for a throttling key. */
     policyOf(key: string): ResolvedPolicy {
         let policy = this.policies.get(key);
@@ -239,6 +401,7 @@ export class ThrottlingRequestManager implements IRequestManager {
             windowMs: policy.backoffWindowMs,
             jitter: policy.jitter,
             random: this.options.random,
+            rampup: policy.rampup,
         };
     }
 
@@ -247,7 +410,8 @@ export class ThrottlingRequestManager implements IRequestManager {
     async addRequest(requestLike: Source, options?: RequestQueueOperationOptions) {
         await this.ensureInitialized();
         const url = typeof requestLike === 'string' ? requestLike : requestLike.url;
-        const target = url === undefined || hasRequestsFromUrl(requestLike) ? undefined : ((await this.targetOf(url, 'throw')) ?? undefined);
+        const target =
+            url === undefined || hasRequestsFromUrl(requestLike) ? undefined : ((await this.targetOf(requestLike as ScopedSource, 'throw')) ?? undefined);
         if (!target) return (await this.getInner()).addRequest(requestLike, options);
         const info = await target.queue.addRequest(requestLike, options);
         if (!info.wasAlreadyPresent) this.noteAdded(target, 1);
@@ -273,9 +437,9 @@ export class ThrottlingRequestManager implements IRequestManager {
             for (const item of chunk) {
                 let target: DomainQueue | undefined;
                 if (item.url !== undefined && !hasRequestsFromUrl(item)) {
-                    const routed = await this.targetOf(item.url, 'skip', false);
+                    const routed = await this.targetOf(item as ScopedSource, 'skip', false);
                     if (routed === null) {
-                        overflow.push(this.domainKeyOf(item.url)!);
+                        overflow.push(this.routeOf(item as ScopedSource)?.key ?? item.url);
                         continue;
                     }
                     target = routed;
@@ -343,6 +507,7 @@ export class ThrottlingRequestManager implements IRequestManager {
         const entry = handout.domain!;
         entry.inFlight = Math.max(0, entry.inFlight - 1);
         if (handout.slot !== undefined) this.states.update(entry.key, (s) => s.release(handout.slot!));
+        for (const extra of handout.extras ?? []) this.states.update(extra.scope, (s) => s.release(extra.slot));
         this.reschedule(entry, this.clock.now());
     }
 
@@ -451,19 +616,28 @@ export class ThrottlingRequestManager implements IRequestManager {
                 );
             }
         } else {
-            const outcome = this.states.update(key, (s) => s.recordRateLimit(now, signal.waitMs, this.backoffPolicy(policy)));
-            // A backoff must survive a crash: save it now (coalesced), not only at the next persistState.
-            if (outcome.escalated) void this.persistState().catch((error) => this.log.warning(`Saving throttling state failed: ${String(error)}`));
-            if (outcome.cappedFrom) {
-                const source = outcome.cappedFrom.source === 'retry-after' ? 'the Retry-After header' : 'exponential backoff';
-                this.log.warning(
-                    `${key}: ${source} asked for ${Math.round(outcome.cappedFrom.requestedMs / 1000)} s; capped at ${policy.scopeKey ? `backoffMaxDelaySecs of scope ${policy.scopeKey}` : 'maxDelaySecs'} (${policy.backoffMaxDelayMs / 1000} s).`,
-                );
-            }
+            this.recordRateLimitOn(key, signal.waitMs);
         }
         const entry = this.domainQueues.get(key);
         if (entry) this.reschedule(entry, now);
         return true;
+    }
+
+    /** Backs one scope off (see {@link recordPacingSignal}). */
+    private recordRateLimitOn(key: string, waitMs: number | undefined): void {
+        const now = this.clock.now();
+        const policy = this.policyOf(key);
+        const outcome = this.states.update(key, (s) => s.recordRateLimit(now, waitMs, this.backoffPolicy(policy)));
+        // A backoff must survive a crash: save it now (coalesced), not only at the next persistState.
+        if (outcome.escalated) void this.persistState().catch((error) => this.log.warning(`Saving throttling state failed: ${String(error)}`));
+        if (outcome.cappedFrom) {
+            const source = outcome.cappedFrom.source === 'retry-after' ? 'the Retry-After header' : 'exponential backoff';
+            this.log.warning(
+                `${key}: ${source} asked for ${Math.round(outcome.cappedFrom.requestedMs / 1000)} s; capped at ${policy.scopeKey ? `backoffMaxDelaySecs of scope ${policy.scopeKey}` : 'maxDelaySecs'} (${policy.backoffMaxDelayMs / 1000} s).`,
+            );
+        }
+        const entry = this.domainQueues.get(key);
+        if (entry) this.reschedule(entry, now);
     }
 
     /**
@@ -493,14 +667,17 @@ export class ThrottlingRequestManager implements IRequestManager {
         const now = this.clock.now();
         const limits = parseRateLimitHeaders(info.headers, now);
         const policy = key === undefined ? this.options.defaultPolicy : this.policyOf(key);
-        if (!policy.backoffStatusCodes.has(info.statusCode)) {
+        const handout = this.handouts.get(request);
+        const scopeKeys = handout?.domain ? [handout.domain.key, ...(handout.extras ?? []).map((e) => e.scope)] : key === undefined ? [] : [key];
+        const triggers = scopeKeys.length ? scopeKeys.some((k) => this.policyOf(k).backoffStatusCodes.has(info.statusCode)) : policy.backoffStatusCodes.has(info.statusCode);
+        if (!triggers) {
             if (key !== undefined && limits && this.isThrottled(key)) {
                 this.states.update(key, (s) => s.announce(now, limits.remaining, limits.resetMs, policy.backoffMaxDelayMs));
             }
             return;
         }
         const waitMs = limits?.waitMs;
-        if (!this.recordPacingSignal({ reason: 'rateLimited', url: request.url, waitMs })) {
+        if (!this.recordRefusal(request, info.statusCode, waitMs)) {
             if (info.statusCode === 429) {
                 this.log.warningOnce(
                     `${key ?? request.url} answered 429, but this throttler does not throttle it (domains: ${this.options.domains === 'all' ? "'all'" : this.options.domains.join(', ')}); add it to domains to back off.`,
@@ -595,7 +772,7 @@ export class ThrottlingRequestManager implements IRequestManager {
             if (entry.queued > 0 && stalledForMs > this.options.maxDomainStallMs) {
                 stalled.push({ domain: entry.key, stalledForMs, queued: entry.queued });
             }
-            const at = state ? state.readyAt(this.policyOf(entry.key)) : now;
+            const at = Math.max(state ? state.readyAt(this.policyOf(entry.key), now) : now, entry.blockedUntil);
             if (entry.queued > 0 && (readyAt === null || at < readyAt)) readyAt = at;
         }
         if (this.firstReady(now)) return { kind: 'ready' };
@@ -618,8 +795,12 @@ export class ThrottlingRequestManager implements IRequestManager {
         for (;;) {
             const key = this.waiting.peekKey();
             if (key === undefined) return undefined;
-            const entry = this.waiting.peek()!;
-            const actual = this.states.read(entry.key)?.readyAt(this.policyOf(entry.key)) ?? key;
+            const { entry, version } = this.waiting.peek()!;
+            if (version !== entry.heapVersion || entry.scheduled !== 'heap') {
+                this.waiting.pop();
+                continue;
+            }
+            const actual = Math.max(this.states.read(entry.key)?.readyAt(this.policyOf(entry.key), now) ?? key, entry.blockedUntil);
             if (actual <= key) return key;
             this.waiting.pop();
             entry.scheduled = undefined;
@@ -646,6 +827,10 @@ export class ThrottlingRequestManager implements IRequestManager {
                     intervalReason: interval.reason,
                     concurrencyLimit: state.concurrencyLimit(policy),
                     penaltyMs: state.penaltyAt(now, policy),
+                    rampup: state.rampupState
+                        ? { rate: state.rampupState.rate, safeRate: state.rampupState.safeRate, unsafeRate: state.rampupState.unsafeRate }
+                        : undefined,
+                    quota: policy.quota ? { limit: policy.quota.limit, windowMs: policy.quota.windowMs, spent: state.spentAt(now, policy.quota.windowMs) } : undefined,
                     nextDispatchAt: state.nextDispatchAt,
                     backoffUntil: state.backoffUntil,
                     backingOff: state.isBackingOff(now),
@@ -656,7 +841,7 @@ export class ThrottlingRequestManager implements IRequestManager {
                     dispatched: state.dispatched,
                     handled: state.handled,
                     queued: entry?.queued ?? 0,
-                    inFlight: entry?.inFlight ?? 0,
+                    inFlight: state.inFlight,
                 }),
             );
         }
@@ -727,7 +912,6 @@ export class ThrottlingRequestManager implements IRequestManager {
         if (parsed?.ok) {
             this.floorMs = Math.max(this.floorMs, parsed.floorMs);
             for (const saved of parsed.states) {
-                if (!this.isThrottled(saved.domain)) continue;
                 this.states.update(saved.domain, (state) => Object.assign(state, saved.toJSON()));
             }
         }
@@ -739,7 +923,8 @@ export class ThrottlingRequestManager implements IRequestManager {
         for (const key of this.listedDomains) domains.add(key);
         const now = this.clock.now();
         await Promise.all(
-            [...domains].filter((key) => this.isThrottled(key)).map(async (key) => {
+            // Every queue of ours is served, even of a domain no longer listed: no request is stranded.
+            [...domains].map(async (key) => {
                 let entry = this.domainQueues.get(key);
                 if (!entry) {
                     entry = new DomainQueue(key, this.namespace.nameOf(key));
@@ -843,9 +1028,11 @@ export class ThrottlingRequestManager implements IRequestManager {
      * The domain queue a URL's request belongs to; undefined for `inner`. When a new domain would
      * exceed `maxThrottledDomains`: throws (`'throw'`) or returns null (`'skip'`).
      */
-    private async targetOf(url: string, onLimit: 'throw' | 'skip', awaitSaved = true): Promise<DomainQueue | undefined | null> {
-        const key = this.domainKeyOf(url);
-        if (key === undefined || !this.isThrottled(key)) return undefined;
+    private async targetOf(source: ScopedSource, onLimit: 'throw' | 'skip', awaitSaved = true): Promise<DomainQueue | undefined | null> {
+        const route = this.routeOf(source);
+        if (!route) return undefined;
+        const { key } = route;
+        const url = source.url;
         let entry = this.domainQueues.get(key);
         if (!entry) {
             if (this.options.domains === 'all' && this.domainQueues.size >= this.options.maxThrottledDomains) {
@@ -898,7 +1085,7 @@ export class ThrottlingRequestManager implements IRequestManager {
     private reschedule(entry: DomainQueue, now: number): void {
         if (entry.queued <= 0 || entry.scheduled || entry.gated) return;
         const state = this.states.read(entry.key);
-        const readyAt = state ? state.readyAt(this.policyOf(entry.key)) : 0;
+        const readyAt = Math.max(state ? state.readyAt(this.policyOf(entry.key), now) : 0, entry.blockedUntil);
         // All slots busy: a completion reschedules the domain.
         if (readyAt === Number.POSITIVE_INFINITY) return;
         if (readyAt <= now) {
@@ -906,14 +1093,15 @@ export class ThrottlingRequestManager implements IRequestManager {
             this.readyRing.push(entry);
         } else {
             entry.scheduled = 'heap';
-            this.waiting.push(readyAt, entry);
+            this.waiting.push(readyAt, { entry, version: ++entry.heapVersion });
         }
     }
 
     /** Moves every domain whose clocks have run out from the heap to the ring. */
     private promoteDue(now: number): void {
         while (this.waiting.size > 0 && this.waiting.peekKey()! <= now) {
-            const entry = this.waiting.pop()!;
+            const { entry, version } = this.waiting.pop()!;
+            if (version !== entry.heapVersion || entry.scheduled !== 'heap') continue;
             entry.scheduled = undefined;
             this.reschedule(entry, now);
         }
@@ -925,7 +1113,7 @@ export class ThrottlingRequestManager implements IRequestManager {
         while (this.readyRing.length > 0) {
             const entry = this.readyRing[0];
             const state = this.states.read(entry.key);
-            if (entry.queued > 0 && !entry.gated && (!state || state.isReady(now, this.policyOf(entry.key)))) return entry;
+            if (entry.queued > 0 && !entry.gated && now >= entry.blockedUntil && (!state || state.isReady(now, this.policyOf(entry.key)))) return entry;
             this.readyRing.shift();
             entry.scheduled = undefined;
             this.reschedule(entry, now);
@@ -941,7 +1129,7 @@ export class ThrottlingRequestManager implements IRequestManager {
             entry.scheduled = undefined;
             if (entry.queued <= 0 || entry.gated) continue;
             const state = this.states.read(entry.key);
-            if (state && !state.isReady(now, this.policyOf(entry.key))) {
+            if ((state && !state.isReady(now, this.policyOf(entry.key))) || now < entry.blockedUntil) {
                 this.reschedule(entry, now);
                 continue;
             }
@@ -976,7 +1164,21 @@ export class ThrottlingRequestManager implements IRequestManager {
                 continue;
             }
             if (request) {
-                this.handouts.set(request, { source: queue, domain: entry, slot: reservation.slot, errors: request.errorMessages?.length ?? 0 });
+                const admitted = this.admit(request, entry, now);
+                if (admitted === false) {
+                    // Another scope of this request (or its quota) says not yet: it waits at the head.
+                    this.undoDispatch(entry, reservation, 1);
+                    await queue.reclaimRequest(request, { forefront: true });
+                    this.reschedule(entry, now);
+                    continue;
+                }
+                this.handouts.set(request, {
+                    source: queue,
+                    domain: entry,
+                    slot: reservation.slot,
+                    errors: request.errorMessages?.length ?? 0,
+                    extras: admitted,
+                });
                 return request;
             }
             // Our count was ahead of the queue (e.g. requests locked elsewhere): give the slot back.
@@ -1004,7 +1206,7 @@ export class ThrottlingRequestManager implements IRequestManager {
             const url = request.url;
             let entry: DomainQueue | null | undefined;
             try {
-                entry = await this.targetOf(url, 'skip');
+                entry = await this.targetOf(request, 'skip');
             } catch (error) {
                 await inner.reclaimRequest(request, { forefront: true });
                 throw error;
@@ -1017,11 +1219,21 @@ export class ThrottlingRequestManager implements IRequestManager {
             const now = this.clock.now();
             const state = this.states.read(entry.key);
             const policy = this.policyOf(entry.key);
-            if (!entry.gated && (!state || state.isReady(now, policy))) {
+            if (!entry.gated && (!state || state.isReady(now, policy)) && now >= entry.blockedUntil) {
                 const reservation = this.states.update(entry.key, (s) => s.dispatch(now, this.floorMs, policy, this.options.random));
-                entry.inFlight += 1;
-                this.handouts.set(request, { source: inner, domain: entry, slot: reservation.slot, errors: request.errorMessages?.length ?? 0 });
-                return request;
+                const admitted = this.admit(request, entry, now);
+                if (admitted !== false) {
+                    entry.inFlight += 1;
+                    this.handouts.set(request, {
+                        source: inner,
+                        domain: entry,
+                        slot: reservation.slot,
+                        errors: request.errorMessages?.length ?? 0,
+                        extras: admitted,
+                    });
+                    return request;
+                }
+                this.states.update(entry.key, (s) => s.cancelDispatch(reservation));
             }
             try {
                 const info = await entry.queue.addRequest(copyOf(request), { forefront: true });
