@@ -58,6 +58,30 @@ describe('policy: concurrency, delay, per-slot delay', () => {
         expect(snap(manager, 'a.com').inFlight).toBe(1);
     });
 
+    test('one at a time: the interval also counts from the response, so the server sees the spacing', async () => {
+        const { manager, clock } = setup({ delaySecs: 1 });
+        await add(manager, ['https://a.com/1', 'https://a.com/2']);
+        const r = (await manager.fetchNextRequest())!;
+        clock.advance(300); // the response arrives 300 ms after dispatch
+        await manager.handleResponse({ request: r }, response(200));
+        await manager.markRequestHandled(r);
+        expect(snap(manager, 'a.com').nextDispatchAt).toBe(clock.now() + 1000);
+        clock.advance(999);
+        expect(await manager.fetchNextRequest()).toBeNull();
+        clock.advance(1);
+        expect(await manager.fetchNextRequest()).not.toBeNull();
+    });
+
+    test('with more than one in flight, the interval counts from dispatches only', async () => {
+        const { manager, clock } = setup({ delaySecs: 1, concurrency: 2 });
+        await add(manager, ['https://a.com/1']);
+        const start = clock.now();
+        const r = (await manager.fetchNextRequest())!;
+        clock.advance(300);
+        await manager.handleResponse({ request: r }, response(200));
+        expect(snap(manager, 'a.com').nextDispatchAt).toBe(start + 1000);
+    });
+
     test('the default is one request in flight per domain', async () => {
         const { manager } = setup();
         await add(manager, ['https://a.com/1', 'https://a.com/2', 'https://b.com/1']);

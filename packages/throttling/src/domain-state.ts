@@ -316,6 +316,20 @@ export class DomainState implements DomainStateData {
         return reservation;
     }
 
+    /**
+     * Re-arms the crawl-delay clock when a response arrives, for a domain taking one request at a
+     * time: the request left at some moment between dispatch and response, so only counting the
+     * interval from the response guarantees the server sees the spacing it asked for.
+     */
+    armAfterResponse(now: number, floorMs: number, policy: PacingPolicy = UNLIMITED): void {
+        if (this.concurrencyLimit(policy) !== 1) return;
+        // A ramping scope searches its own rate from dispatches; only the hard minimums (robots.txt
+        // crawl delay and the floor) are re-armed for it.
+        const crawlDelay = policy.ignoreRobotsCrawlDelay || policy.explicit.delay ? 0 : this.crawlDelayMs;
+        const interval = policy.rampup ? Math.max(crawlDelay, floorMs) : this.interval(now, floorMs, policy).ms;
+        this.nextDispatchAt = Math.max(this.nextDispatchAt, now + interval);
+    }
+
     /** Gives a reserved window and slot back when the queue had nothing to hand out. */
     cancelDispatch(reservation: DispatchReservation): void {
         // Only roll back if no later dispatch re-armed the clock in the meantime.

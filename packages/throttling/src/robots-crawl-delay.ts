@@ -76,7 +76,7 @@ const importEsm = new Function('specifier', 'return import(specifier)') as (spec
 
 let gotScrapingModule: Promise<GotScrapingModule> | undefined;
 
-function loadGotScraping(): Promise<GotScrapingModule> {
+export function loadGotScraping(): Promise<GotScrapingModule> {
     gotScrapingModule ??= (importEsm('got-scraping') as Promise<GotScrapingModule>).catch((error: unknown) => {
         // Do not pin a failed load forever; the next fetch may succeed.
         gotScrapingModule = undefined;

@@ -670,6 +670,9 @@ export class ThrottlingRequestManager implements IRequestManager {
         const handout = this.handouts.get(request);
         const scopeKeys = handout?.domain ? [handout.domain.key, ...(handout.extras ?? []).map((e) => e.scope)] : key === undefined ? [] : [key];
         const triggers = scopeKeys.length ? scopeKeys.some((k) => this.policyOf(k).backoffStatusCodes.has(info.statusCode)) : policy.backoffStatusCodes.has(info.statusCode);
+        for (const k of scopeKeys) {
+            if (this.isThrottled(k) || handout) this.states.update(k, (s) => s.armAfterResponse(now, this.floorMs, this.policyOf(k)));
+        }
         if (!triggers) {
             if (key !== undefined && limits && this.isThrottled(key)) {
                 this.states.update(key, (s) => s.announce(now, limits.remaining, limits.resetMs, policy.backoffMaxDelayMs));
