@@ -24,7 +24,7 @@ const crawlers: [string, CrawlerFactory, string][] = [
     ['JSDOMCrawler', (options, config) => new JSDOMCrawler(options, config), '127.0.0.4'],
 ];
 
-const PAGES = 8;
+const PAGES = 6;
 
 describe.each(crawlers)('%s against a host answering 429 + Retry-After: 1 to every second request', (name, makeCrawler, host) => {
     let server: TestServer;

@@ -130,12 +130,12 @@ export function refuseEverySecond(retryAfter?: string): PageHandler {
 }
 
 /** Answers 429 to the first request of each path, 200 afterwards. */
-export function refuseFirstPerPath(headers: () => http.OutgoingHttpHeaders): PageHandler {
+export function refuseFirstPerPath(headers: (path: string) => http.OutgoingHttpHeaders = () => ({})): PageHandler {
     const seen = new Set<string>();
     return ({ path }) => {
         if (seen.has(path)) return {};
         seen.add(path);
-        return { status: 429, headers: headers(), body: 'slow down' };
+        return { status: 429, headers: headers(path), body: 'slow down' };
     };
 }
 

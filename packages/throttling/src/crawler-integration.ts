@@ -108,13 +108,16 @@ export function attachCrawler(manager: ThrottlingRequestManager, crawler: Attach
     }
 
     manager.onWake(() => crawler.autoscaledPool?.notify());
-    // The first request otherwise pays for loading got-scraping, which shrinks the gap the server
-    // sees between the first two requests of a domain below the pacing interval.
-    void loadGotScraping().catch(() => undefined);
 
     if (options.respectCrawlDelay) {
+        const fetcher = options.robotsFetcher ?? robotsFetcherOf(crawler);
+        // Only the default fetcher loads got-scraping through this package's own loader; warm it up so
+        // the first robots.txt fetch does not pay for it. (Pages, and robots.txt fetched with the
+        // crawler's client, load it through Crawlee; under jest this loader's Function-built import()
+        // resolves against an earlier, torn-down test environment and only adds noise.)
+        if (!fetcher) void loadGotScraping().catch(() => undefined);
         const robots = new RobotsCrawlDelayCache({
-            fetcher: options.robotsFetcher ?? robotsFetcherOf(crawler),
+            fetcher,
             maxCrawlDelaySecs: options.maxCrawlDelaySecs,
             now: () => options.clock.now(),
         });
@@ -189,7 +192,6 @@ function warnAboutSessionRetirement(manager: ThrottlingRequestManager, crawler: 
     const poolOptions = (crawler as { sessionPoolOptions?: { blockedStatusCodes?: number[] } }).sessionPoolOptions;
     const usesSessions = (crawler as { useSessionPool?: boolean }).useSessionPool !== false;
     const blocked = usesSessions ? (poolOptions?.blockedStatusCodes ?? [401, 403, 429]) : [];
-    const hasHooks = Array.isArray(crawler.postNavigationHooks);
     if (!codes.has(429) && blocked.includes(429)) {
         integrationLog.warning(
             'backoffStatusCodes leaves out 429 while the session pool treats 429 as blocked: 429 answers will retire sessions and spend retries. Add 429 to backoffStatusCodes.',
@@ -197,10 +199,5 @@ function warnAboutSessionRetirement(manager: ThrottlingRequestManager, crawler: 
     }
     if (crawler.retryOnBlocked && !codes.has(429)) {
         integrationLog.warning('retryOnBlocked is on and 429 is not in backoffStatusCodes: 429 answers will rotate sessions instead of backing off.');
-    }
-    if (!hasHooks && blocked.some((code) => codes.has(code))) {
-        integrationLog.warning(
-            `The session pool treats ${blocked.filter((c) => codes.has(c)).join(', ')} as blocked; without handleResponse() in the request handler those answers retire sessions.`,
-        );
     }
 }

@@ -70,14 +70,14 @@ const robotsParser: RobotsParser = require('robots-parser');
 
 type GotScrapingModule = typeof import('got-scraping', { with: { 'resolution-mode': 'import' } });
 
-// TypeScript's CommonJS output may rewrite `import()` into `require()`, which cannot load the ESM-only
-// got-scraping; a Function-built import() survives compilation and resolves relative to this file.
-const importEsm = new Function('specifier', 'return import(specifier)') as (specifier: string) => Promise<unknown>;
-
 let gotScrapingModule: Promise<GotScrapingModule> | undefined;
 
+/**
+ * Loads the ESM-only got-scraping. With `module: node16` TypeScript keeps `import()` as it is in the
+ * CommonJS build, so Node (and jest with --experimental-vm-modules) load it as an ES module.
+ */
 export function loadGotScraping(): Promise<GotScrapingModule> {
-    gotScrapingModule ??= (importEsm('got-scraping') as Promise<GotScrapingModule>).catch((error: unknown) => {
+    gotScrapingModule ??= import('got-scraping').catch((error: unknown) => {
         // Do not pin a failed load forever; the next fetch may succeed.
         gotScrapingModule = undefined;
         throw error;
