@@ -14,7 +14,7 @@ import { setTimeout as sleep } from 'node:timers/promises';
 import { Configuration } from '@crawlee/core';
 import { MemoryStorage } from '@crawlee/memory-storage';
 
-import { ThrottlingRequestManager } from '../../packages/throttling/src';
+import { seededRandom, ThrottlingRequestManager } from '../../packages/throttling/src';
 import type { TestServer } from '../helpers/servers';
 import { startServer } from '../helpers/servers';
 
@@ -36,17 +36,8 @@ const HOSTS = ['127.0.0.2', '127.0.0.3', '127.0.0.4', '127.0.0.5'];
 const REFUSING = new Set(['127.0.0.2', '127.0.0.4']);
 const PAGES_PER_HOST = 15;
 
-/** mulberry32: a small seeded PRNG, so a failing schedule can be replayed with CRASH_SEED. */
-function seeded(seed: number): () => number {
-    let a = seed >>> 0;
-    return () => {
-        a = (a + 0x6d2b79f5) >>> 0;
-        let t = a;
-        t = Math.imul(t ^ (t >>> 15), t | 1);
-        t ^= t + Math.imul(t ^ (t >>> 7), t | 61);
-        return ((t ^ (t >>> 14)) >>> 0) / 4_294_967_296;
-    };
-}
+// A seeded PRNG (the package's own), so a failing schedule can be replayed with CRASH_SEED.
+const seeded = seededRandom;
 
 interface Kill {
     after: 'start' | 'progress';

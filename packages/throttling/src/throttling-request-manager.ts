@@ -1175,19 +1175,18 @@ export class ThrottlingRequestManager implements IRequestManager {
                     this.reschedule(entry, now);
                     continue;
                 }
-                this.handouts.set(request, {
-                    source: queue,
-                    domain: entry,
-                    slot: reservation.slot,
-                    errors: request.errorMessages?.length ?? 0,
-                    extras: admitted,
-                });
-                return request;
+                return this.handOut(request, queue, entry, reservation.slot, admitted);
             }
             // Our count was ahead of the queue (e.g. requests locked elsewhere): give the slot back.
             this.undoDispatch(entry, reservation, 0);
             entry.queued = 0;
         }
+    }
+
+    /** Remembers where a request came from and what it holds, and hands it out. */
+    private handOut(request: Request, source: IRequestManager, entry: DomainQueue, slot: number, extras: Handout['extras']): Request {
+        this.handouts.set(request, { source, domain: entry, slot, errors: request.errorMessages?.length ?? 0, extras });
+        return request;
     }
 
     private undoDispatch(entry: DomainQueue, reservation: ReturnType<DomainState['dispatch']>, requeue: number): void {
@@ -1227,14 +1226,7 @@ export class ThrottlingRequestManager implements IRequestManager {
                 const admitted = this.admit(request, entry, now);
                 if (admitted !== false) {
                     entry.inFlight += 1;
-                    this.handouts.set(request, {
-                        source: inner,
-                        domain: entry,
-                        slot: reservation.slot,
-                        errors: request.errorMessages?.length ?? 0,
-                        extras: admitted,
-                    });
-                    return request;
+                    return this.handOut(request, inner, entry, reservation.slot, admitted);
                 }
                 this.states.update(entry.key, (s) => s.cancelDispatch(reservation));
             }
