@@ -883,6 +883,11 @@ export class ThrottlingRequestManager implements IRequestManager {
             if (config.get('purgeOnStart')) await this.purgeStoredQueues();
             else await this.restore();
             const events = config.getEventManager();
+            // Every domain queue listens to the crawler's events; without room for them, Node warns of a
+            // leak once a crawl passes 50 domains.
+            const emitter = (events as unknown as { events?: { setMaxListeners?(n: number): unknown; getMaxListeners?(): number } }).events;
+            const wanted = 2 * Math.max(this.options.maxThrottledDomains, this.listedDomains.size) + 1000;
+            if (emitter?.setMaxListeners && (emitter.getMaxListeners?.() ?? 0) < wanted) emitter.setMaxListeners(wanted);
             // Crawlee's EventType is a const enum, which isolated modules cannot read: use its value.
             events.on('persistState' as never, () => {
                 void this.persistState().catch((error) => this.log.warning(`Saving throttling state failed: ${String(error)}`));
@@ -977,6 +982,10 @@ export class ThrottlingRequestManager implements IRequestManager {
         await store.setValue(this.options.persistStateKey, record);
     }
 
+    private storagePersists(): boolean {
+        return (this.config ?? CrawleeConfiguration.getGlobalConfig()).get('persistStorage') !== false;
+    }
+
     /** Arms one unref'd timer for the earliest ready time of held-back work. */
     private scheduleWake(): void {
         if (this.wakeListeners.size === 0) return;
@@ -1046,8 +1055,9 @@ export class ThrottlingRequestManager implements IRequestManager {
             this.domainQueues.set(key, entry);
             this.states.update(key, () => undefined);
             // Saved before its first request lands, so a crash in between cannot strand the queue.
-            // Discoveries made while a write runs share the next write.
-            if (this.options.domains === 'all') entry.saved = this.persistState();
+            // Discoveries made while a write runs share the next write. Storage that does not
+            // persist loses everything in a crash anyway: its domains are saved with the clocks.
+            if (this.options.domains === 'all' && this.storagePersists()) entry.saved = this.persistState();
         }
         this.maybeGate(entry, url);
         await this.openQueue(entry);
@@ -1060,6 +1070,7 @@ export class ThrottlingRequestManager implements IRequestManager {
         entry.opening ??= (async () => {
             const opener = this.options.requestManagerOpener ?? ((name, opts) => RequestQueue.open(name, opts));
             const queue = await opener(entry.queueName, { config: this.config });
+            shrinkDedupCache(queue);
             forward(queue, 'internalTimeoutMillis', this.forwardedTimeoutMillis);
             forward(queue, 'requestLockSecs', this.forwardedLockSecs);
             entry.opened = queue;
@@ -1267,6 +1278,21 @@ function copyOf(request: Request): RequestOptions {
 
 function hasRequestsFromUrl(source: Source | string): boolean {
     return typeof source === 'object' && source !== null && 'requestsFromUrl' in source;
+}
+
+/**
+ * Slots of the deduplication cache of each domain queue. Crawlee 3.16+ gives every RequestQueue a
+ * cache of a million slots (two arrays, about 16 MB); one queue per domain at 10,000 domains would
+ * need 160 GB. The cache only saves storage calls (it never answers wrongly), so a domain's queue
+ * gets a small one.
+ */
+const DOMAIN_QUEUE_DEDUP_SLOTS = 1 << 14;
+
+function shrinkDedupCache(queue: IRequestManager): void {
+    const holder = queue as unknown as { requestSeenCache?: { constructor: new (size: number) => unknown; size?: number } };
+    const cache = holder.requestSeenCache;
+    if (!cache || typeof cache.constructor !== 'function' || (cache.size ?? 0) <= DOMAIN_QUEUE_DEDUP_SLOTS) return;
+    holder.requestSeenCache = new cache.constructor(DOMAIN_QUEUE_DEDUP_SLOTS) as typeof cache;
 }
 
 function forward(queue: IRequestManager, key: 'internalTimeoutMillis' | 'requestLockSecs', value: number | undefined): void {
