@@ -46,7 +46,8 @@ export interface NavigationContext {
     response?: unknown;
 }
 
-const integrationLog = crawleeLog.child({ prefix: 'ThrottlingRequestManager' });
+// Made on use, so a log level set after this module loaded still applies.
+const integrationLog = () => crawleeLog.child({ prefix: 'ThrottlingRequestManager' });
 
 /** Whether `crawler` hands out requests through `manager` (directly or inside a tandem). */
 export function crawlerUsesManager(crawler: AttachableCrawler, manager: IRequestManager): boolean {
@@ -102,7 +103,7 @@ export function attachCrawler(manager: ThrottlingRequestManager, crawler: Attach
     if (Array.isArray(crawler.postNavigationHooks)) {
         crawler.postNavigationHooks.unshift(async (context: NavigationContext) => manager.handleResponse(context, context.response));
     } else {
-        integrationLog.info(
+        integrationLog().info(
             'This crawler has no navigation hooks (BasicCrawler): report each response with `await throttler.handleResponse(context, response)` in the request handler, or 429s will not reach the throttler.',
         );
     }
@@ -131,7 +132,7 @@ export function attachCrawler(manager: ThrottlingRequestManager, crawler: Attach
     if (sameDomainDelayMs > 0) {
         manager.recordPacingSignal({ reason: 'minIntervalEverywhere', intervalMs: sameDomainDelayMs });
         crawler.sameDomainDelayMillis = 0;
-        integrationLog.info(
+        integrationLog().info(
             `sameDomainDelaySecs (${sameDomainDelayMs / 1000} s) folded into the throttler's floor; Crawlee's own delay is switched off so requests are not paced twice.`,
         );
     }
@@ -175,7 +176,7 @@ export function robotsFetcherOf(crawler: AttachableCrawler): RobotsFetcher | und
 function applyRobotsVerdict(manager: ThrottlingRequestManager, url: string, verdict: RobotsVerdict): void {
     if (verdict.kind === 'crawlDelay') {
         if (verdict.capped) {
-            integrationLog.warning(
+            integrationLog().warning(
                 `robots.txt of ${new URL(url).origin} asks for Crawl-delay: ${verdict.declaredSecs} s; capped at maxCrawlDelaySecs (${verdict.delayMs / 1000} s).`,
             );
         }
@@ -193,11 +194,11 @@ function warnAboutSessionRetirement(manager: ThrottlingRequestManager, crawler: 
     const usesSessions = (crawler as { useSessionPool?: boolean }).useSessionPool !== false;
     const blocked = usesSessions ? (poolOptions?.blockedStatusCodes ?? [401, 403, 429]) : [];
     if (!codes.has(429) && blocked.includes(429)) {
-        integrationLog.warning(
+        integrationLog().warning(
             'backoffStatusCodes leaves out 429 while the session pool treats 429 as blocked: 429 answers will retire sessions and spend retries. Add 429 to backoffStatusCodes.',
         );
     }
     if (crawler.retryOnBlocked && !codes.has(429)) {
-        integrationLog.warning('retryOnBlocked is on and 429 is not in backoffStatusCodes: 429 answers will rotate sessions instead of backing off.');
+        integrationLog().warning('retryOnBlocked is on and 429 is not in backoffStatusCodes: 429 answers will rotate sessions instead of backing off.');
     }
 }

@@ -1,0 +1,35 @@
+import { parseArgs } from 'node:util';
+
+import { type BenchmarkOptions, SCENARIO_IDS, type ScenarioId } from './run-benchmarks';
+
+export const USAGE = `Usage: npm run bench -- [options]
+
+Runs the benchmarks (B1 unknown limits, B2 known limits, B3 overhead and scale, B4 dispatch
+promptness) and writes them as markdown tables.
+
+  --quick         tiny sizes, for a smoke run
+  --only LIST     comma-separated scenarios, e.g. B1,B3
+  --out PATH      markdown file (default docs/benchmarks.md; relative to the repo root)
+  --help          this text`;
+
+export function parseBenchArgs(argv: string[]): BenchmarkOptions & { help: boolean } {
+    const { values } = parseArgs({
+        args: argv,
+        strict: true,
+        allowPositionals: false,
+        options: {
+            quick: { type: 'boolean', default: false },
+            only: { type: 'string' },
+            out: { type: 'string' },
+            help: { type: 'boolean', short: 'h', default: false },
+        },
+    });
+    let only: ScenarioId[] | undefined;
+    if (values.only !== undefined) {
+        const ids = values.only.split(',').map((s) => s.trim().toUpperCase()).filter(Boolean);
+        const unknown = ids.filter((id) => !(SCENARIO_IDS as readonly string[]).includes(id));
+        if (unknown.length || ids.length === 0) throw new Error(`--only takes a list of ${SCENARIO_IDS.join(', ')}; got "${values.only}"`);
+        only = SCENARIO_IDS.filter((id) => ids.includes(id));
+    }
+    return { help: values.help ?? false, quick: values.quick ?? false, only, out: values.out };
+}

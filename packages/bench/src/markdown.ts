@@ -1,0 +1,198 @@
+import type { ContenderResult, ScenarioResult } from './crawl-scenarios';
+import type { Environment } from './env';
+import { costPerRequestMs, type OverheadRow } from './overhead';
+import type { PromptnessRow } from './promptness';
+
+export function mdTable(header: string[], rows: string[][], align?: ('l' | 'r')[]): string {
+    const a = align ?? header.map((_, i) => (i === 0 ? 'l' : 'r'));
+    return [
+        `| ${header.join(' | ')} |`,
+        `| ${a.map((x) => (x === 'l' ? ':---' : '---:')).join(' | ')} |`,
+        ...rows.map((r) => `| ${r.join(' | ')} |`),
+    ].join('\n');
+}
+
+const pct = (x: number) => `${(x * 100).toFixed(1)} %`;
+const secs = (ms: number) => `${(ms / 1000).toFixed(1)} s`;
+const ms1 = (ms: number) => (Number.isFinite(ms) ? `${ms.toFixed(1)} ms` : 'n/a');
+const mark = (ok: boolean) => (ok ? '✅' : '❌');
+
+const CONTENDER_NAMES: Record<ContenderResult['contender'], string> = {
+    plain: '(a) plain Crawlee',
+    sameDomainDelay: '(b) sameDomainDelaySecs',
+    maxRequestsPerMinute: '(c) maxRequestsPerMinute',
+    throttler: '(d) throttler',
+    throttlerRampup: '(e) throttler + rampup',
+};
+
+function crawlRows(result: ScenarioResult, withViolations: boolean): string[][] {
+    return result.contenders.map((c) => {
+        const row = [
+            CONTENDER_NAMES[c.contender],
+            `\`${c.setup}\``,
+            `${pct(c.pagesCompleted / c.pagesTotal)} (${c.pagesCompleted}/${c.pagesTotal})`,
+            String(c.requests),
+            `${pct(c.refusedShare)} (${c.refusals})`,
+        ];
+        if (withViolations) row.push(String(c.crawlDelayViolations));
+        row.push(String(c.failed), secs(c.makespanMs), `${(c.makespanMs / c.idealMs).toFixed(2)}×`, `${secs(c.wallMs)}${c.timedOut ? ' ⏱ cap' : ''}`);
+        return row;
+    });
+}
+
+function crawlHeader(withViolations: boolean): string[] {
+    const h = ['contender', 'setup', 'pages completed', 'requests', 'refused', ...(withViolations ? ['crawl-delay violations'] : [])];
+    return [...h, 'failed', 'makespan', 'makespan / ideal', 'wall time'];
+}
+
+function throttlerOf(result: ScenarioResult, contender: ContenderResult['contender'] = 'throttler'): ContenderResult | undefined {
+    return result.contenders.find((c) => c.contender === contender);
+}
+
+export function b1Section(r: ScenarioResult): string {
+    const s = r.scenario;
+    // B1's targets are those of adaptive rampup (limits unknown); (d) shows the defaults beside it.
+    const t = throttlerOf(r, 'throttlerRampup') ?? throttlerOf(r);
+    const targets = t
+        ? [
+              `Measured on ${CONTENDER_NAMES[t.contender]}:`,
+              `- 100 % completed: ${mark(t.pagesCompleted === t.pagesTotal)} ${pct(t.pagesCompleted / t.pagesTotal)}`,
+              `- ≤ 5 % refused: ${mark(t.refusedShare <= 0.05)} ${pct(t.refusedShare)}`,
+              `- ≤ 1.3 × ideal: ${mark(t.makespanMs <= 1.3 * t.idealMs && !t.timedOut)} ${(t.makespanMs / t.idealMs).toFixed(3)}× (${secs(t.makespanMs)})`,
+          ]
+        : [];
+    return [
+        '## B1 — unknown limits',
+        '',
+        `${s.sites} sites × ${s.pages} pages, each ${s.rate} req/s with a burst of ${s.burst}, refusing with 429 + \`Retry-After: 1\` (seconds). ` +
+            `HttpCrawler, all ${s.sites * s.pages} URLs given up front (interleaved by site). Ideal makespan = pages / rate = ${secs((s.pages / s.rate) * 1000)}. ` +
+            `Each contender is capped at ${secs(s.timeoutMs)}; baselines keep Crawlee's default \`maxRequestRetries\` (3).`,
+        '',
+        mdTable(crawlHeader(false), crawlRows(r, false), ['l', 'l', 'r', 'r', 'r', 'r', 'r', 'r', 'r']),
+        '',
+        'Throttler targets:',
+        ...targets,
+    ].join('\n');
+}
+
+export function b2Section(r: ScenarioResult): string {
+    const s = r.scenario;
+    const t = throttlerOf(r);
+    const targets = t
+        ? [
+              `- 100 % completed: ${mark(t.pagesCompleted === t.pagesTotal)} ${pct(t.pagesCompleted / t.pagesTotal)}`,
+              `- zero crawl-delay violations: ${mark(t.crawlDelayViolations === 0)} ${t.crawlDelayViolations}`,
+              `- ≤ 1.05 × ideal: ${mark(t.makespanMs <= 1.05 * t.idealMs && !t.timedOut)} ${(t.makespanMs / t.idealMs).toFixed(3)}× (${(t.makespanMs / 1000).toFixed(2)} s)`,
+          ]
+        : [];
+    return [
+        '## B2 — known limits (robots.txt Crawl-delay)',
+        '',
+        `The B1 sites with \`Crawl-delay: ${s.crawlDelay}\` in robots.txt. A crawl-delay violation is two consecutive requests to a site ` +
+            `closer than the crawl delay minus 5 ms (polite-web's score). Ideal makespan = pages × crawl delay = ${secs(s.pages * (s.crawlDelay ?? 0) * 1000)}.`,
+        '',
+        mdTable(crawlHeader(true), crawlRows(r, true), ['l', 'l', 'r', 'r', 'r', 'r', 'r', 'r', 'r', 'r']),
+        '',
+        'Throttler targets:',
+        ...targets,
+    ].join('\n');
+}
+
+export function b3Section(rows: OverheadRow[], requests: number): string {
+    const table = rows.flatMap((row) =>
+        [row.bare, row.manager].map((m) => [
+            String(row.domains),
+            m.store === 'RequestQueue' ? 'bare RequestQueue' : 'ThrottlingRequestManager',
+            m.capped ? `${m.added} added, ${m.completed} handled of ${m.requests} (${m.capped} cap)` : String(m.requests),
+            `${Math.round(m.added / (m.addMs / 1000))}`,
+            `${Math.round(m.completed / (m.drainMs / 1000))}`,
+            `${Math.round(1 / (costPerRequestMs(m) / 1000))}`,
+            `${(costPerRequestMs(m) * 1000).toFixed(1)} µs`,
+            m === row.bare ? '1.00×' : `**${row.ratio.toFixed(2)}×**`,
+            `${m.peakHeapDeltaMb.toFixed(0)} MB`,
+            `${m.peakRssMb.toFixed(0)} MB`,
+        ]),
+    );
+    const last = rows[rows.length - 1];
+    const target = rows.find((r) => r.domains === 10_000);
+    const perDomain = rows
+        .filter((r) => r.domains >= 100)
+        .map((r) => {
+            const domainsOpened = Math.min(r.domains, r.manager.added);
+            const extra = r.manager.peakHeapDeltaMb - r.bare.peakHeapDeltaMb;
+            return `${r.domains} domains: ${(extra / domainsOpened).toFixed(1)} MB more peak heap per domain opened (${domainsOpened} opened)`;
+        });
+    return [
+        '## B3 — overhead and scale',
+        '',
+        `add + fetch + mark handled of ${requests.toLocaleString('en-US')} requests (one per domain, round-robin), one call at a time, no crawler, ` +
+            "memory storage without persistence. The manager runs with `domains: 'all'` and `maxThrottledDomains` ≥ the domain count. " +
+            'Each row has its own storage; a full GC runs before each. ops/s counts whole requests (add + fetch + handled); the ratio is ' +
+            "the manager's cost per request over the bare queue's at the same domain count, measured in the same run. Peak heap is heapUsed above the start " +
+            'of the measurement; RSS is the whole process (it only grows, so later rows inherit earlier peaks). A measurement that passes ' +
+            'half of V8\'s heap limit or its time cap stops there and is costed by the part it did.',
+        '',
+        mdTable(['domains', 'store', 'requests', 'adds/s', 'fetch+handled/s', 'requests/s', 'cost / request', 'ratio', 'peak heap Δ', 'peak RSS'], table, [
+            'r',
+            'l',
+            'r',
+            'r',
+            'r',
+            'r',
+            'r',
+            'r',
+            'r',
+            'r',
+        ]),
+        '',
+        ...(perDomain.length ? [`Manager memory over the bare queue: ${perDomain.join('; ')}.`, ''] : []),
+        target
+            ? `Target ≤ 1.5× the bare queue's cost per request at 10,000 domains: ${mark(target.ratio <= 1.5 && !target.manager.capped)} ${target.ratio.toFixed(2)}×`
+            : `Target (≤ 1.5× at 10,000 domains) not measured in this mode; largest run: ${last ? `${last.domains} domains, ${last.ratio.toFixed(2)}×` : 'none'}.`,
+    ].join('\n');
+}
+
+export function b4Section(rows: PromptnessRow[], intervalMs: number): string {
+    const throttlerRow = rows.find((r) => r.domains === 1 && r.setup.startsWith('throttler'));
+    return [
+        '## B4 — dispatch promptness',
+        '',
+        `BasicCrawler (no HTTP, \`maxConcurrency: 50\`) with the throttler attached, every domain paced at ${intervalMs} ms ` +
+            `(\`minCrawlDelaySecs: ${intervalMs / 1000}\`). Lateness = handler start − (previous handler start of the domain + ${intervalMs} ms). ` +
+            "Percentiles are nearest-rank over all gaps. The last row is Crawlee's own `sameDomainDelaySecs` on a plain queue, for reference.",
+        '',
+        mdTable(
+            ['setup', 'requests', 'gaps', 'p50 lateness', 'p99 lateness', 'max', 'min', 'wall time'],
+            rows.map((r) => [r.setup, String(r.requests), String(r.samples), ms1(r.p50), ms1(r.p99), ms1(r.max), ms1(r.min), `${secs(r.wallMs)}${r.timedOut ? ' ⏱ cap' : ''}`]),
+            ['l', 'r', 'r', 'r', 'r', 'r', 'r', 'r'],
+        ),
+        '',
+        throttlerRow ? `Target p99 ≤ 20 ms (throttler, 1 domain): ${mark(throttlerRow.p99 <= 20)} ${throttlerRow.p99.toFixed(2)} ms` : '',
+    ].join('\n');
+}
+
+export function header(env: Environment, quick: boolean, only: readonly string[], command: string): string {
+    return [
+        '# Benchmarks',
+        '',
+        `Generated by \`${command}\`${quick ? ' in **quick mode** (tiny sizes: smoke only, not representative)' : ''}; regenerate with the same command. Do not edit by hand.`,
+        '',
+        mdTable(
+            ['', ''],
+            [
+                ['date', env.date],
+                ['node', env.node],
+                ['CPU', `${env.cpuModel} × ${env.cores} cores`],
+                ['platform', `${env.platform}, ${env.memoryGb} GB RAM`],
+                ['Crawlee', env.crawlee],
+                ['scenarios', only.join(', ')],
+            ],
+            ['l', 'l'],
+        ),
+        '',
+        'B1 and B2 run against `@crawlee-throttling/polite-web` (one local server on 127.0.0.1 acting as HTTP proxy for ' +
+            '`site-N.example`, token bucket per site; no traffic leaves the machine). Figures come from the server\'s request log. ' +
+            'Contenders: (a) HttpCrawler with Crawlee defaults, (b) `sameDomainDelaySecs` = 1 / the sites\' true rate, ' +
+            "(c) `maxRequestsPerMinute` = the combined rate, (d) `ThrottlingRequestManager({ domains: 'all' })` attached, told nothing about the limits, (e) the same with `rampup: true` (adaptive rate search).",
+    ].join('\n');
+}

@@ -1,0 +1,102 @@
+import { mkdir, writeFile } from 'node:fs/promises';
+import { dirname, isAbsolute, resolve } from 'node:path';
+
+import { type CrawlScenario, runCrawlScenario, type ScenarioResult } from './crawl-scenarios';
+import { environment, type Environment, REPO_ROOT } from './env';
+import { b1Section, b2Section, b3Section, b4Section, header } from './markdown';
+import { type OverheadRow, runOverhead } from './overhead';
+import { type PromptnessRow, runPromptness } from './promptness';
+import { exposeGc } from './stats';
+
+export const SCENARIO_IDS = ['B1', 'B2', 'B3', 'B4'] as const;
+export type ScenarioId = (typeof SCENARIO_IDS)[number];
+
+export interface BenchmarkOptions {
+    /** Tiny sizes, for a smoke run. @default false */
+    quick?: boolean;
+    /** Scenarios to run. @default all */
+    only?: readonly ScenarioId[];
+    /** Markdown file to write; relative paths are resolved against the repo root. @default docs/benchmarks.md */
+    out?: string;
+    /** Progress lines. @default to stderr */
+    progress?: (line: string) => void;
+}
+
+export interface BenchmarkResults {
+    env: Environment;
+    outPath: string;
+    markdown: string;
+    b1?: ScenarioResult;
+    b2?: ScenarioResult;
+    b3?: OverheadRow[];
+    b4?: PromptnessRow[];
+}
+
+/** Sizes of every scenario, full or quick. */
+export function benchmarkSizes(quick: boolean) {
+    const crawl = (id: 'B1' | 'B2', extra: Partial<CrawlScenario>): CrawlScenario => ({
+        id,
+        title: id,
+        sites: quick ? 2 : 4,
+        pages: quick ? 6 : 60,
+        rate: 5,
+        burst: 2,
+        timeoutMs: quick ? 30_000 : 120_000,
+        ...extra,
+    });
+    return {
+        b1: crawl('B1', {}),
+        b2: crawl('B2', { crawlDelay: 0.2 }),
+        b3: { domainCounts: quick ? [1, 100] : [1, 100, 10_000], requests: quick ? 500 : 20_000, capMs: quick ? 30_000 : 300_000 },
+        b4: {
+            intervalMs: 200,
+            // 300 requests give 299 gaps, so p99 is not simply the single worst one.
+            throttlerRuns: quick ? [{ domains: 1, requests: 12 }] : [{ domains: 1, requests: 300 }, { domains: 10, requests: 50 }],
+            referenceRequests: quick ? 12 : 50,
+            timeoutMs: quick ? 30_000 : 120_000,
+        },
+    };
+}
+
+/** Resolves `out` against the repo root (not the current directory). */
+export function resolveOut(out: string | undefined): string {
+    const path = out ?? 'docs/benchmarks.md';
+    return isAbsolute(path) ? path : resolve(REPO_ROOT, path);
+}
+
+/** Runs the selected scenarios side by side in this process and writes the markdown report. */
+export async function runBenchmarks(options: BenchmarkOptions = {}): Promise<BenchmarkResults> {
+    const quick = options.quick ?? false;
+    const only = options.only ?? SCENARIO_IDS;
+    const progress = options.progress ?? ((line: string) => void process.stderr.write(`${line}\n`));
+    const sizes = benchmarkSizes(quick);
+    const env = environment();
+    exposeGc();
+
+    const results: Omit<BenchmarkResults, 'markdown' | 'outPath'> = { env };
+    const sections: string[] = [];
+    if (only.includes('B1')) {
+        results.b1 = await runCrawlScenario(sizes.b1, progress);
+        sections.push(b1Section(results.b1));
+    }
+    if (only.includes('B2')) {
+        results.b2 = await runCrawlScenario(sizes.b2, progress);
+        sections.push(b2Section(results.b2));
+    }
+    if (only.includes('B3')) {
+        results.b3 = await runOverhead(sizes.b3, progress);
+        sections.push(b3Section(results.b3, sizes.b3.requests));
+    }
+    if (only.includes('B4')) {
+        results.b4 = await runPromptness(sizes.b4, progress);
+        sections.push(b4Section(results.b4, sizes.b4.intervalMs));
+    }
+
+    const command = ['npm run bench', ...(quick || options.only ? ['--'] : []), ...(quick ? ['--quick'] : []), ...(options.only ? [`--only ${only.join(',')}`] : [])].join(' ');
+    const markdown = `${[header(env, quick, only, command), ...sections].join('\n\n')}\n`;
+    const outPath = resolveOut(options.out);
+    await mkdir(dirname(outPath), { recursive: true });
+    await writeFile(outPath, markdown);
+    progress(`Wrote ${outPath}`);
+    return { ...results, markdown, outPath };
+}

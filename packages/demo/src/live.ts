@@ -1,0 +1,62 @@
+import type { DomainSnapshot } from 'crawlee-throttling';
+
+import type { LiveView } from './crawl';
+import { clockTime, seconds, textTable } from './format';
+
+/** What one domain is doing right now, in words. */
+export function domainState(s: DomainSnapshot, now: number): string {
+    if (s.backingOff) return `backing off until ${clockTime(s.backoffUntil)}`;
+    if (s.queued === 0 && s.inFlight === 0) return s.handled > 0 ? 'idle' : 'discovered';
+    if (!s.ready && !Number.isFinite(s.readyAt)) return 'waiting for a request in flight';
+    if (!s.ready && s.readyAt > now) {
+        if (s.intervalMs <= 0) return `waiting ${s.readyAt - now} ms`;
+        // Newer versions say why the interval is what it is; robots.txt is the plain case.
+        const reason = (s as { intervalReason?: string }).intervalReason;
+        const why = reason && reason !== 'crawl-delay' && reason !== 'none' ? ` (${reason})` : '';
+        return `crawl delay ${(s.intervalMs / 1000).toFixed(1)} s${why}`;
+    }
+    return 'ready';
+}
+
+/** The lines of the live table for one progress tick. */
+export function formatLive(view: LiveView, hosts: readonly string[], now = Date.now()): string[] {
+    const title = `${view.kind === 'throttled' ? 'with the throttler' : 'without the throttler (baseline)'}, t = ${seconds(view.elapsedMs)}`;
+    if (view.snapshot) {
+        const byDomain = new Map(view.snapshot.map((s) => [s.domain, s]));
+        const rows = hosts.map((host) => {
+            const s = byDomain.get(host);
+            if (!s) return [host, '0', '0', '0', String(view.refused.get(host) ?? 0), 'not discovered yet'];
+            return [host, String(s.handled), String(s.queued), String(s.inFlight), String(view.refused.get(host) ?? 0), domainState(s, now)];
+        });
+        return [title, ...textTable(['domain', 'done', 'queued', 'in flight', 'refused', 'state'], rows, [0, 5])];
+    }
+    const rows = hosts.map((host) => [
+        host,
+        String(view.served.get(host) ?? 0),
+        String(view.refused.get(host) ?? 0),
+        String(view.requests.get(host) ?? 0),
+    ]);
+    return [title, ...textTable(['domain', 'served', 'refused', 'requests'], rows)];
+}
+
+/**
+ * Prints a block of lines once a second: on a terminal the block is redrawn in place, otherwise
+ * each tick is appended.
+ */
+export class LivePrinter {
+    private drawn = 0;
+
+    constructor(private readonly out: NodeJS.WriteStream | { write(text: string): unknown; isTTY?: boolean }) {}
+
+    show(lines: string[]): void {
+        if (this.out.isTTY && this.drawn > 0) this.out.write(`\x1b[${this.drawn}A\x1b[0J`);
+        this.out.write(`${lines.join('\n')}\n${this.out.isTTY ? '' : '\n'}`);
+        this.drawn = lines.length;
+    }
+
+    /** Keeps the last block on screen and starts a fresh one below it. */
+    done(): void {
+        this.drawn = 0;
+        if (this.out.isTTY) this.out.write('\n');
+    }
+}

@@ -1,0 +1,47 @@
+import { existsSync, mkdtempSync, readFileSync, rmSync } from 'node:fs';
+import { tmpdir } from 'node:os';
+import { join } from 'node:path';
+
+import { runBenchmarks } from '../../packages/bench/src';
+
+describe('benchmarks (smoke, quick mode)', () => {
+    let dir: string;
+    beforeAll(() => {
+        dir = mkdtempSync(join(tmpdir(), 'bench-smoke-'));
+    });
+    afterAll(() => rmSync(dir, { recursive: true, force: true }));
+
+    test('runs B1–B4 at tiny sizes and writes the four markdown tables', async () => {
+        const out = join(dir, 'benchmarks.md');
+        const lines: string[] = [];
+        const results = await runBenchmarks({ quick: true, out, progress: (line) => lines.push(line) });
+
+        expect(results.outPath).toBe(out);
+        expect(existsSync(out)).toBe(true);
+        const md = readFileSync(out, 'utf8');
+        expect(md).toBe(results.markdown);
+
+        // Header with the machine.
+        expect(md).toContain(`| node | ${process.version} |`);
+        expect(md).toMatch(/\| CPU \| .+ × \d+ cores \|/);
+
+        // One section and one table per scenario.
+        const sections = ['## B1', '## B2', '## B3', '## B4'].map((h) => md.indexOf(h));
+        expect(sections.every((i) => i >= 0)).toBe(true);
+        expect([...sections].sort((a, b) => a - b)).toEqual(sections);
+        const tableHeads = [/\| contender \| setup \| pages completed \|/g, /\| domains \| store \| requests \|/g, /\| setup \| requests \| gaps \| p50 lateness \| p99 lateness \|/g];
+        expect(md.match(tableHeads[0])).toHaveLength(2); // B1 and B2
+        expect(md.match(tableHeads[1])).toHaveLength(1); // B3
+        expect(md.match(tableHeads[2])).toHaveLength(1); // B4
+        const b3 = md.slice(sections[2], sections[3]);
+        expect(b3).toMatch(/\| 1 \| bare RequestQueue \|/);
+        expect(b3).toMatch(/\| 100 \| ThrottlingRequestManager \|/);
+
+        // Every contender did the same work: 2 sites × 6 pages.
+        for (const scenario of [results.b1!, results.b2!]) {
+            expect(scenario.contenders.map((c) => c.contender)).toEqual(['plain', 'sameDomainDelay', 'maxRequestsPerMinute', 'throttler']);
+            for (const c of scenario.contenders) expect(c.pagesTotal).toBe(12);
+        }
+        expect(results.b4!.every((r) => r.samples > 0)).toBe(true);
+    }, 180_000);
+});
