@@ -39,7 +39,7 @@ describe('benchmarks (smoke, quick mode)', () => {
 
         // Every contender did the same work: 2 sites × 6 pages.
         for (const scenario of [results.b1!, results.b2!]) {
-            expect(scenario.contenders.map((c) => c.contender)).toEqual(['plain', 'sameDomainDelay', 'maxRequestsPerMinute', 'throttler']);
+            expect(scenario.contenders.map((c) => c.contender)).toEqual(['plain', 'sameDomainDelay', 'maxRequestsPerMinute', 'throttler', 'throttlerRampup']);
             for (const c of scenario.contenders) expect(c.pagesTotal).toBe(12);
         }
         expect(results.b4!.every((r) => r.samples > 0)).toBe(true);
