@@ -136,6 +136,46 @@ describe('rampup: convergence on a simulated rate-limited server (injected clock
     });
 });
 
+describe('rampup: slow responses', () => {
+    test('a scope held back by its slots, not by its pace, gets more slots', async () => {
+        const { manager, clock } = setup({ scopes: { 'slow.example': { rampup: { maxConcurrency: 6 } } } });
+        const pages = 120;
+        await manager.addRequestsBatched(
+            Array.from({ length: pages }, (_, i) => `https://slow.example/${i}`),
+            { waitForAllRequestsToBeAdded: true },
+        );
+        // Every answer takes 200 ms and nothing is refused: one slot caps the rate at 5/s.
+        const inFlight: { request: Request; doneAt: number }[] = [];
+        let done = 0;
+        let maxInFlight = 0;
+        for (let guard = 0; guard < 100_000 && done < pages; guard++) {
+            for (let r = await manager.fetchNextRequest(); r; r = await manager.fetchNextRequest()) inFlight.push({ request: r, doneAt: clock.now() + 200 });
+            maxInFlight = Math.max(maxInFlight, inFlight.length);
+            const next = Math.min(...inFlight.map((f) => f.doneAt), manager.nextReadyAt() ?? Infinity);
+            clock.set(Math.max(clock.now(), next));
+            for (const f of inFlight.filter((x) => x.doneAt <= clock.now())) {
+                inFlight.splice(inFlight.indexOf(f), 1);
+                await manager.handleResponse({ request: f.request }, { statusCode: 200, headers: {} });
+                await manager.markRequestHandled(f.request);
+                done++;
+            }
+        }
+        expect(done).toBe(pages);
+        expect(maxInFlight).toBeGreaterThan(1);
+        expect(maxInFlight).toBeLessThanOrEqual(6);
+        expect(snap(manager, 'slow.example').concurrencyLimit).toBeGreaterThan(1);
+        expect(clock.now()).toBeLessThan((pages / 5) * 1000 * 0.6); // well under the one-slot time
+    });
+
+    test('an explicit concurrency of the scope is never raised', async () => {
+        const { manager } = setup({ scopes: { 'slow.example': { rampup: true, concurrency: 1 } } });
+        await manager.addRequestsBatched(['https://slow.example/1', 'https://slow.example/2'], { waitForAllRequestsToBeAdded: true });
+        await manager.fetchNextRequest();
+        expect(await manager.fetchNextRequest()).toBeNull();
+        expect(snap(manager, 'slow.example').concurrencyLimit).toBe(1);
+    });
+});
+
 describe('per-request scopes', () => {
     test('a request is dispatched only when every one of its scopes allows it', async () => {
         const { manager, clock } = setup({ scopes: { '@api': { delaySecs: 1, concurrency: 10 } }, concurrency: 10 });

@@ -154,6 +154,20 @@ export class DomainState implements DomainStateData {
 
     /** The most requests in flight the policy allows, robots.txt crawl delay considered. */
     concurrencyLimit(policy: PacingPolicy = UNLIMITED): number {
+        const base = this.baseConcurrency(policy);
+        // Rampup adds slots when a scope is held by slots rather than by pace (explicit caps win).
+        const robotsSaysOne = this.crawlDelayMs > 0 && !policy.ignoreRobotsCrawlDelay;
+        if (!policy.rampup || !this.rampupState || policy.explicit.concurrency || robotsSaysOne || !Number.isFinite(base)) return base;
+        return Math.min(base + this.rampupState.extraConcurrency, Math.max(base, policy.rampup.maxConcurrency));
+    }
+
+    /** Notes that the scope had work it could send but every slot was busy (for rampup). */
+    noteSlotBound(now: number, policy: PacingPolicy = UNLIMITED): void {
+        if (!policy.rampup || !this.rampupState) return;
+        if (Math.max(this.nextDispatchAt, this.backoffUntil) <= now) this.rampupState.slotBoundInWindow = true;
+    }
+
+    private baseConcurrency(policy: PacingPolicy): number {
         if (policy.explicit.concurrency || policy.ignoreRobotsCrawlDelay || !Number.isFinite(policy.concurrency)) return policy.concurrency;
         // A declared crawl delay means "one at a time", as Scrapy reads it.
         return this.crawlDelayMs > 0 ? 1 : policy.concurrency;

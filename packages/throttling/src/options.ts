@@ -231,6 +231,7 @@ const policyShape = {
                     initialRate: z.number().positive('rampup.initialRate must be > 0').optional(),
                     minRate: z.number().positive('rampup.minRate must be > 0').optional(),
                     maxRate: z.number().positive('rampup.maxRate must be > 0').optional(),
+                    maxConcurrency: z.number().int().min(1, 'rampup.maxConcurrency must be >= 1').optional(),
                 }),
             ],
             { error: 'rampup must be true/false or an object with backoffTarget, windowSecs, initialRate, minRate, maxRate' },

@@ -14,6 +14,7 @@ export function resolveRampup(setting: boolean | RampupSettings | undefined): Ra
         initialRate: s.initialRate ?? RAMPUP_DEFAULTS.initialRate,
         minRate: s.minRate ?? RAMPUP_DEFAULTS.minRate,
         maxRate: s.maxRate ?? RAMPUP_DEFAULTS.maxRate,
+        maxConcurrency: s.maxConcurrency ?? RAMPUP_DEFAULTS.maxConcurrency,
     };
 }
 
@@ -120,6 +121,12 @@ export interface RampupSettings {
     minRate?: number;
     /** @default 1000 */
     maxRate?: number;
+    /**
+     * Most concurrency rampup may reach by adding slots to a scope held back by slow responses
+     * (never above an explicit `concurrency` of the scope).
+     * @default 8
+     */
+    maxConcurrency?: number;
 }
 
 /** Settings of a scope with every default applied, in milliseconds. */

@@ -34,6 +34,8 @@ export interface RampupPolicy {
     convergedRatio: number;
     /** Quiet windows at the converged rate before the unsafe bound is relaxed. */
     reprobeWindows: number;
+    /** Most concurrency the search may reach by adding slots. */
+    maxConcurrency: number;
 }
 
 export const RAMPUP_DEFAULTS: RampupPolicy = {
@@ -46,6 +48,7 @@ export const RAMPUP_DEFAULTS: RampupPolicy = {
     probeStep: 1 / 6,
     convergedRatio: 1.2,
     reprobeWindows: 10,
+    maxConcurrency: 8,
 };
 
 /** The serialisable state of one scope's search. */
@@ -57,6 +60,8 @@ export interface RampupData {
     windowDispatches: number;
     windowTriggers: number;
     quietAtConverged: number;
+    extraConcurrency?: number;
+    safeExtraConcurrency?: number;
 }
 
 export class RampupState implements RampupData {
@@ -71,6 +76,11 @@ export class RampupState implements RampupData {
     windowDispatches = 0;
     windowTriggers = 0;
     quietAtConverged = 0;
+    /** Slots added on top of the configured concurrency, and the count last seen safe. */
+    extraConcurrency = 0;
+    safeExtraConcurrency = 0;
+    /** In this window the scope had work and a clock allowing it, but every slot was busy. */
+    slotBoundInWindow = false;
     /** Dispatches since the start, while no trigger has been seen yet (the first stretch). */
     firstStretchDispatches = 0;
     firstStretchStart = 0;
@@ -89,7 +99,6 @@ export class RampupState implements RampupData {
         if (!Number.isFinite(this.rate)) {
             if (this.firstStretchStart === 0) this.firstStretchStart = now;
             this.firstStretchDispatches += 1;
-            return;
         }
         if (this.windowStart < 0) this.windowStart = now;
         this.windowDispatches += 1;
@@ -111,6 +120,7 @@ export class RampupState implements RampupData {
         this.windowTriggers += 1;
         // Inside the target range the window may still end quiet enough; past it, act now.
         if (this.windowTriggers < Math.max(1, policy.backoffTarget[1])) return;
+        this.extraConcurrency = Math.min(this.extraConcurrency, this.safeExtraConcurrency);
         this.unsafeRate = Math.min(this.unsafeRate, this.rate);
         // A rate that looked safe was not (a burst allowance hid the excess): trust a little less.
         if (this.safeRate >= this.unsafeRate) this.safeRate = this.unsafeRate * 0.85;
@@ -122,7 +132,14 @@ export class RampupState implements RampupData {
     private maybeCloseWindow(now: number, policy: RampupPolicy): void {
         if (now - this.windowStart < policy.windowMs || this.windowDispatches < policy.minWindowDispatches) return;
         const [low] = policy.backoffTarget;
-        if (this.windowTriggers < low) {
+        if (this.windowTriggers < low && this.slotBoundInWindow && this.extraConcurrency < policy.maxConcurrency - 1) {
+            // Quiet, but limited by slots rather than by pace (slow responses): add a slot first.
+            this.safeExtraConcurrency = this.extraConcurrency;
+            this.extraConcurrency += 1;
+        } else if (!Number.isFinite(this.rate)) {
+            // Unpaced and not held by slots: nothing to search until the first trigger.
+        } else if (this.windowTriggers < low) {
+            this.safeExtraConcurrency = this.extraConcurrency;
             this.safeRate = Math.max(this.safeRate, this.rate);
             if (!Number.isFinite(this.unsafeRate)) {
                 this.rate = clamp(this.rate * 2, policy);
@@ -140,15 +157,16 @@ export class RampupState implements RampupData {
     }
 
     private startWindow(now: number): void {
+        this.slotBoundInWindow = false;
         this.windowStart = now;
         this.windowDispatches = 0;
         this.windowTriggers = 0;
     }
 
     toJSON(): RampupData {
-        const { safeRate, unsafeRate, windowStart, windowDispatches, windowTriggers, quietAtConverged } = this;
+        const { safeRate, unsafeRate, windowStart, windowDispatches, windowTriggers, quietAtConverged, extraConcurrency, safeExtraConcurrency } = this;
         const rate = Number.isFinite(this.rate) ? this.rate : -1;
-        return { rate, safeRate, unsafeRate: Number.isFinite(unsafeRate) ? unsafeRate : -1, windowStart, windowDispatches, windowTriggers, quietAtConverged };
+        return { extraConcurrency, safeExtraConcurrency, rate, safeRate, unsafeRate: Number.isFinite(unsafeRate) ? unsafeRate : -1, windowStart, windowDispatches, windowTriggers, quietAtConverged };
     }
 
     static fromJSON(data: unknown, policy: RampupPolicy): RampupState | undefined {

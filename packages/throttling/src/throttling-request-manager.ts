@@ -1101,7 +1101,10 @@ export class ThrottlingRequestManager implements IRequestManager {
         const state = this.states.read(entry.key);
         const readyAt = Math.max(state ? state.readyAt(this.policyOf(entry.key), now) : 0, entry.blockedUntil);
         // All slots busy: a completion reschedules the domain.
-        if (readyAt === Number.POSITIVE_INFINITY) return;
+        if (readyAt === Number.POSITIVE_INFINITY) {
+            if (state) this.states.update(entry.key, (s) => s.noteSlotBound(now, this.policyOf(entry.key)));
+            return;
+        }
         if (readyAt <= now) {
             entry.scheduled = 'ring';
             this.readyRing.push(entry);
