@@ -1,15 +1,13 @@
 import { existsSync } from 'node:fs';
 
-import type { BasicCrawler } from '@crawlee/basic';
-import type { Configuration } from '@crawlee/core';
 import { log, LogLevel } from '@crawlee/core';
 import { PlaywrightCrawler } from '@crawlee/playwright';
 import { PuppeteerCrawler } from '@crawlee/puppeteer';
 
-import { ThrottlingRequestManager } from '../../packages/throttling/src';
 import type { PageHandler, TestServer } from '../helpers/servers';
 import { retriesAfterRefusals, startServer } from '../helpers/servers';
-import { memoryConfig } from '../helpers/storage';
+import type { CrawlerFactory } from '../helpers/throttled-crawl';
+import { crawlThroughThrottler } from '../helpers/throttled-crawl';
 
 const CHROMIUM = '/usr/bin/chromium';
 const CHROMIUM_ARGS = ['--no-sandbox', '--disable-gpu', '--disable-background-networking', '--disable-component-update', '--disable-sync', '--no-first-run'];
@@ -30,9 +28,6 @@ function refuseEverySecondPage(): PageHandler {
         return n % 2 === 0 ? { status: 429, headers: { 'retry-after': '1' }, body: 'slow down' } : {};
     };
 }
-
-// eslint-disable-next-line @typescript-eslint/no-explicit-any
-type CrawlerFactory = (options: any, config: Configuration) => BasicCrawler<any>;
 
 const browsers: [string, CrawlerFactory, string][] = [
     [
@@ -83,30 +78,12 @@ describeWithChromium.each(browsers)('%s against a host answering 429 + Retry-Aft
     afterAll(async () => server?.close());
 
     test('handles every page, waits out each Retry-After and spends no retry', async () => {
-        const config = memoryConfig();
-        const throttler = new ThrottlingRequestManager({ domains: 'all', maxDomainStallSecs: 30, baseDelaySecs: 0.3 }, config);
-        const handled: { path: string; retryCount: number; sessionId?: string; errorScore?: number }[] = [];
-        const failed: string[] = [];
-        const crawler = makeCrawler(
-            {
-                requestQueue: throttler.asRequestQueue(),
-                maxRequestRetries: 1,
-                maxConcurrency: 2,
-                sessionPoolOptions: { maxPoolSize: 1 },
-                requestHandler: async ({ request, session }: { request: { url: string; retryCount: number }; session?: { id: string; errorScore: number } }) => {
-                    handled.push({ path: new URL(request.url).pathname, retryCount: request.retryCount, sessionId: session?.id, errorScore: session?.errorScore });
-                },
-                failedRequestHandler: async ({ request }: { request: { url: string } }) => {
-                    failed.push(request.url);
-                },
-            },
-            config,
-        );
-        throttler.attach(crawler);
-
         const paths = Array.from({ length: PAGES }, (_, i) => `/page/${i + 1}`);
-        // run() tears the browser pool down itself, also when it throws.
-        await crawler.run(paths.map((p) => server.url(p)));
+        const { handled, failed } = await crawlThroughThrottler(
+            makeCrawler,
+            paths.map((p) => server.url(p)),
+            { maxConcurrency: 2 },
+        );
 
         const pages = server.pages().filter((e) => e.path.startsWith('/page/'));
         const refusals = pages.filter((e) => e.status === 429);

@@ -1,22 +1,17 @@
-import type { BasicCrawler } from '@crawlee/basic';
 import { CheerioCrawler } from '@crawlee/cheerio';
-import type { Configuration } from '@crawlee/core';
 import { log, LogLevel } from '@crawlee/core';
 import { HttpCrawler } from '@crawlee/http';
 import { JSDOMCrawler } from '@crawlee/jsdom';
 
-import { ThrottlingRequestManager } from '../../packages/throttling/src';
 import type { TestServer } from '../helpers/servers';
 import { refuseEverySecond, retriesAfterRefusals, startServer } from '../helpers/servers';
-import { memoryConfig } from '../helpers/storage';
+import type { CrawlerFactory } from '../helpers/throttled-crawl';
+import { crawlThroughThrottler } from '../helpers/throttled-crawl';
 
 // Every 429 makes Crawlee log "Reclaiming failed request": expected here, so keep it out of the output.
 const previousLevel = log.getLevel();
 beforeAll(() => log.setLevel(LogLevel.ERROR));
 afterAll(() => log.setLevel(previousLevel));
-
-// eslint-disable-next-line @typescript-eslint/no-explicit-any
-type CrawlerFactory = (options: any, config: Configuration) => BasicCrawler<any>;
 
 const crawlers: [string, CrawlerFactory, string][] = [
     ['HttpCrawler', (options, config) => new HttpCrawler(options, config), '127.0.0.2'],
@@ -34,30 +29,12 @@ describe.each(crawlers)('%s against a host answering 429 + Retry-After: 1 to eve
     afterAll(async () => server?.close());
 
     test('handles every page, waits out each Retry-After, spends no retry and retires no session', async () => {
-        const config = memoryConfig();
-        const throttler = new ThrottlingRequestManager({ domains: 'all', maxDomainStallSecs: 30, baseDelaySecs: 0.3 }, config);
-        const handled: { path: string; retryCount: number; sessionId?: string; errorScore?: number }[] = [];
-        const failed: string[] = [];
-        const crawler = makeCrawler(
-            {
-                requestQueue: throttler.asRequestQueue(),
-                // One retry only: were a 429 to spend it, the second 429 of a path would fail the request.
-                maxRequestRetries: 1,
-                maxConcurrency: 4,
-                sessionPoolOptions: { maxPoolSize: 1 },
-                requestHandler: async ({ request, session }: { request: { url: string; retryCount: number }; session?: { id: string; errorScore: number } }) => {
-                    handled.push({ path: new URL(request.url).pathname, retryCount: request.retryCount, sessionId: session?.id, errorScore: session?.errorScore });
-                },
-                failedRequestHandler: async ({ request }: { request: { url: string } }) => {
-                    failed.push(request.url);
-                },
-            },
-            config,
-        );
-        throttler.attach(crawler);
-
         const paths = Array.from({ length: PAGES }, (_, i) => `/page/${i + 1}`);
-        const stats = await crawler.run(paths.map((p) => server.url(p)));
+        const { throttler, handled, failed, stats } = await crawlThroughThrottler(
+            makeCrawler,
+            paths.map((p) => server.url(p)),
+            { maxConcurrency: 4 },
+        );
 
         const pages = server.pages();
         const refusals = pages.filter((e) => e.status === 429);
