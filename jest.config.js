@@ -14,4 +14,5 @@ module.exports = {
     testTimeout: 60_000,
     maxWorkers: 2,
     setupFiles: ['<rootDir>/test/helpers/jest-setup.ts'],
+    reporters: ['default', '<rootDir>/test/helpers/summary-reporter.js'],
 };
