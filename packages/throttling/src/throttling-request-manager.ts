@@ -117,8 +117,6 @@ export class ThrottlingRequestManager implements IRequestManager {
     private readonly handouts = new WeakMap<Request, Handout>();
     // What each dispatched request spent per scope (kept past completion for reportCost()).
     private readonly spends = new WeakMap<Request, Spend>();
-    // Normalised scope names, by what requests wrote.
-    private readonly scopeNames = new Map<string, string>();
     // Requests moved from `inner` into a domain queue: marked handled in `inner`, so not counted twice.
     private movedCount = 0;
     // Raised by `minIntervalEverywhere` signals; never lowered.
