@@ -64,7 +64,6 @@ describe('per-request scopes against a scraping API', () => {
         await crawler.run(urls);
         const elapsed = Date.now() - started;
 
-        console.log(JSON.stringify(arrivals.map((a) => [a.target, a.at - started, a.status])));
         expect(handled).toHaveLength(12);
         expect(arrivals.filter((a) => a.status === 429)).toHaveLength(0);
         for (const target of targets) {
