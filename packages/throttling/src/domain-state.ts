@@ -152,6 +152,11 @@ export class DomainState implements DomainStateData {
         this.domain = domain;
     }
 
+    /** The robots.txt crawl delay in force: none when the scope ignores it or sets its own delay. */
+    private crawlDelayFor(policy: PacingPolicy): number {
+        return policy.ignoreRobotsCrawlDelay || policy.explicit.delay ? 0 : this.crawlDelayMs;
+    }
+
     /** The most requests in flight the policy allows, robots.txt crawl delay considered. */
     concurrencyLimit(policy: PacingPolicy = UNLIMITED): number {
         const base = this.baseConcurrency(policy);
@@ -196,7 +201,7 @@ export class DomainState implements DomainStateData {
      * by backoff, and the pacing the server announced.
      */
     interval(now: number, floorMs: number, policy: PacingPolicy = UNLIMITED): { ms: number; reason: IntervalReason } {
-        const crawlDelay = policy.ignoreRobotsCrawlDelay || policy.explicit.delay ? 0 : this.crawlDelayMs;
+        const crawlDelay = this.crawlDelayFor(policy);
         const ramp = policy.rampup ? this.ramp(policy.rampup).delayMs() : 0;
         const candidates: [number, IntervalReason][] = [
             [policy.delayMs, 'configured'],
@@ -310,7 +315,7 @@ export class DomainState implements DomainStateData {
         // Jitter spreads the configured delay and the backoff pacing; the floor and a robots.txt
         // crawl delay are hard minimums it must never undercut.
         const factor = policy.jitter ? applyJitter(1, policy.jitter, random) : 1;
-        const crawlDelay = policy.ignoreRobotsCrawlDelay || policy.explicit.delay ? 0 : this.crawlDelayMs;
+        const crawlDelay = this.crawlDelayFor(policy);
         const soft = this.interval(now, 0, { ...policy, ignoreRobotsCrawlDelay: true }).ms * factor;
         const interval = Math.max(soft, crawlDelay, floorMs);
         const reservation: DispatchReservation = {
@@ -339,7 +344,7 @@ export class DomainState implements DomainStateData {
         if (this.concurrencyLimit(policy) !== 1) return;
         // A ramping scope searches its own rate from dispatches; only the hard minimums (robots.txt
         // crawl delay and the floor) are re-armed for it.
-        const crawlDelay = policy.ignoreRobotsCrawlDelay || policy.explicit.delay ? 0 : this.crawlDelayMs;
+        const crawlDelay = this.crawlDelayFor(policy);
         const interval = policy.rampup ? Math.max(crawlDelay, floorMs) : this.interval(now, floorMs, policy).ms;
         this.nextDispatchAt = Math.max(this.nextDispatchAt, now + interval);
     }

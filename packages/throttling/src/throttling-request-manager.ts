@@ -370,7 +370,7 @@ export class ThrottlingRequestManager implements IRequestManager {
      */
     private recordRefusal(request: Request, statusCode: number, waitMs: number | undefined): boolean {
         const handout = this.handouts.get(request);
-        const keys = handout?.domain ? [handout.domain.key, ...(handout.extras ?? []).map((e) => e.scope)] : [];
+        const keys = scopeKeysOf(handout);
         if (keys.length === 0) return this.recordPacingSignal({ reason: 'rateLimited', url: request.url, waitMs });
         let paced = false;
         for (const key of keys) {
@@ -666,7 +666,7 @@ export class ThrottlingRequestManager implements IRequestManager {
         const limits = parseRateLimitHeaders(info.headers, now);
         const policy = key === undefined ? this.options.defaultPolicy : this.policyOf(key);
         const handout = this.handouts.get(request);
-        const scopeKeys = handout?.domain ? [handout.domain.key, ...(handout.extras ?? []).map((e) => e.scope)] : key === undefined ? [] : [key];
+        const scopeKeys = handout?.domain ? scopeKeysOf(handout) : key === undefined ? [] : [key];
         const triggers = scopeKeys.length ? scopeKeys.some((k) => this.policyOf(k).backoffStatusCodes.has(info.statusCode)) : policy.backoffStatusCodes.has(info.statusCode);
         for (const k of scopeKeys) {
             if (this.isThrottled(k) || handout) this.states.update(k, (s) => s.armAfterResponse(now, this.floorMs, this.policyOf(k)));
@@ -773,7 +773,7 @@ export class ThrottlingRequestManager implements IRequestManager {
             if (entry.queued > 0 && stalledForMs > this.options.maxDomainStallMs) {
                 stalled.push({ domain: entry.key, stalledForMs, queued: entry.queued });
             }
-            const at = Math.max(state ? state.readyAt(this.policyOf(entry.key), now) : now, entry.blockedUntil);
+            const at = this.entryReadyAt(entry, now);
             if (entry.queued > 0 && (readyAt === null || at < readyAt)) readyAt = at;
         }
         if (this.firstReady(now)) return { kind: 'ready' };
@@ -801,7 +801,7 @@ export class ThrottlingRequestManager implements IRequestManager {
                 this.waiting.pop();
                 continue;
             }
-            const actual = Math.max(this.states.read(entry.key)?.readyAt(this.policyOf(entry.key), now) ?? key, entry.blockedUntil);
+            const actual = this.entryReadyAt(entry, now);
             if (actual <= key) return key;
             this.waiting.pop();
             entry.scheduled = undefined;
@@ -1093,11 +1093,20 @@ export class ThrottlingRequestManager implements IRequestManager {
         this.reschedule(entry, this.clock.now());
     }
 
+    /**
+     * When a domain's queue may hand out next: its scope's clocks, slots and quota, and a hold for
+     * the head request's other scopes. Infinity while every slot is in use.
+     */
+    private entryReadyAt(entry: DomainQueue, now: number): number {
+        const state = this.states.read(entry.key);
+        return Math.max(state ? state.readyAt(this.policyOf(entry.key), now) : 0, entry.blockedUntil);
+    }
+
     /** Puts a domain with work where it belongs: the ready ring or the waiting heap. */
     private reschedule(entry: DomainQueue, now: number): void {
         if (entry.queued <= 0 || entry.scheduled || entry.gated) return;
         const state = this.states.read(entry.key);
-        const readyAt = Math.max(state ? state.readyAt(this.policyOf(entry.key), now) : 0, entry.blockedUntil);
+        const readyAt = this.entryReadyAt(entry, now);
         // All slots busy: a completion reschedules the domain.
         if (readyAt === Number.POSITIVE_INFINITY) {
             if (state) this.states.update(entry.key, (s) => s.noteSlotBound(now, this.policyOf(entry.key)));
@@ -1127,8 +1136,7 @@ export class ThrottlingRequestManager implements IRequestManager {
         this.promoteDue(now);
         while (this.readyRing.length > 0) {
             const entry = this.readyRing[0];
-            const state = this.states.read(entry.key);
-            if (entry.queued > 0 && !entry.gated && now >= entry.blockedUntil && (!state || state.isReady(now, this.policyOf(entry.key)))) return entry;
+            if (entry.queued > 0 && !entry.gated && this.entryReadyAt(entry, now) <= now) return entry;
             this.readyRing.shift();
             entry.scheduled = undefined;
             this.reschedule(entry, now);
@@ -1143,8 +1151,7 @@ export class ThrottlingRequestManager implements IRequestManager {
             if (!entry) return undefined;
             entry.scheduled = undefined;
             if (entry.queued <= 0 || entry.gated) continue;
-            const state = this.states.read(entry.key);
-            if ((state && !state.isReady(now, this.policyOf(entry.key))) || now < entry.blockedUntil) {
+            if (this.entryReadyAt(entry, now) > now) {
                 this.reschedule(entry, now);
                 continue;
             }
@@ -1231,9 +1238,8 @@ export class ThrottlingRequestManager implements IRequestManager {
                 return request;
             }
             const now = this.clock.now();
-            const state = this.states.read(entry.key);
             const policy = this.policyOf(entry.key);
-            if (!entry.gated && (!state || state.isReady(now, policy)) && now >= entry.blockedUntil) {
+            if (!entry.gated && this.entryReadyAt(entry, now) <= now) {
                 const reservation = this.states.update(entry.key, (s) => s.dispatch(now, this.floorMs, policy, this.options.random));
                 const admitted = this.admit(request, entry, now);
                 if (admitted !== false) {
@@ -1269,6 +1275,11 @@ export class ThrottlingRequestManager implements IRequestManager {
         if (!this.inner) throw new Error(`ThrottlingRequestManager: ${request.url} was never handed out by this manager`);
         return { source: this.inner };
     }
+}
+
+/** Every scope a handed-out request holds: its queue's, then the others it cleared. */
+function scopeKeysOf(handout: Handout | undefined): string[] {
+    return handout?.domain ? [handout.domain.key, ...(handout.extras ?? []).map((e) => e.scope)] : [];
 }
 
 /** A fresh request carrying everything of `request` but its queue identity (as storage would). */
