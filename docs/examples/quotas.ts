@@ -32,7 +32,8 @@ export async function main(config?: ConstructorParameters<typeof HttpCrawler>[1]
         await crawler.run(
             Array.from({ length: 12 }, (_, i) => ({ url: web.url('api.paid.example', `/page/${i}`), userData: { throttlingScopes: { '@credits': 2 } } })),
         );
-        // Requests per quota window (windows are fixed, aligned on the epoch), as the server saw them.
+        // Requests per quota window (windows are fixed, aligned on the epoch), as the server logged
+        // them. A request handed out in the last moments of a window arrives in the next one.
         const perWindow = new Map<number, number>();
         for (const entry of web.log) {
             if (entry.path === '/robots.txt') continue;
