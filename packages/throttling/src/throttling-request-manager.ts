@@ -41,6 +41,7 @@ import { normalizeScope, readScopesDeclaration } from './request-scopes';
 type ScopedSource = { url: string; userData?: Record<string, unknown> };
 import type { DomainSnapshot, Readiness } from './readiness';
 import { DomainQueue } from './domain-queue';
+import { DomainRequestQueue, shrinkDedupCache } from './domain-request-queue';
 
 /** How many held-back requests one fetch may move out of `inner` before giving the slot back. */
 const MAX_MOVES_PER_FETCH = 100;
@@ -897,7 +898,7 @@ export class ThrottlingRequestManager implements IRequestManager {
     /** Drops this manager's `throttled-*` queues left by earlier runs (Crawlee purges only default storages). */
     private async purgeStoredQueues(): Promise<void> {
         const names = [...(await listStoredQueueNames(this.config))].filter((name) => this.namespace.owns(name));
-        const opener = this.options.requestManagerOpener ?? ((name, opts) => RequestQueue.open(name, opts));
+        const opener = this.options.requestManagerOpener ?? ((name, opts) => DomainRequestQueue.open(name, opts));
         await Promise.all(names.map(async (name) => dropQueue(await opener(name, { config: this.config }))));
     }
 
@@ -1066,7 +1067,7 @@ export class ThrottlingRequestManager implements IRequestManager {
     private async openQueue(entry: DomainQueue): Promise<IRequestManager> {
         if (entry.opened) return entry.opened;
         entry.opening ??= (async () => {
-            const opener = this.options.requestManagerOpener ?? ((name, opts) => RequestQueue.open(name, opts));
+            const opener = this.options.requestManagerOpener ?? ((name, opts) => DomainRequestQueue.open(name, opts));
             const queue = await opener(entry.queueName, { config: this.config });
             shrinkDedupCache(queue);
             forward(queue, 'internalTimeoutMillis', this.forwardedTimeoutMillis);
@@ -1290,21 +1291,6 @@ function copyOf(request: Request): RequestOptions {
 
 function hasRequestsFromUrl(source: Source | string): boolean {
     return typeof source === 'object' && source !== null && 'requestsFromUrl' in source;
-}
-
-/**
- * Slots of the deduplication cache of each domain queue. Crawlee 3.16+ gives every RequestQueue a
- * cache of a million slots (two arrays, about 16 MB); one queue per domain at 10,000 domains would
- * need 160 GB. The cache only saves storage calls (it never answers wrongly), so a domain's queue
- * gets a small one.
- */
-const DOMAIN_QUEUE_DEDUP_SLOTS = 1 << 14;
-
-function shrinkDedupCache(queue: IRequestManager): void {
-    const holder = queue as unknown as { requestSeenCache?: { constructor: new (size: number) => unknown; size?: number } };
-    const cache = holder.requestSeenCache;
-    if (!cache || typeof cache.constructor !== 'function' || (cache.size ?? 0) <= DOMAIN_QUEUE_DEDUP_SLOTS) return;
-    holder.requestSeenCache = new cache.constructor(DOMAIN_QUEUE_DEDUP_SLOTS) as typeof cache;
 }
 
 function forward(queue: IRequestManager, key: 'internalTimeoutMillis' | 'requestLockSecs', value: number | undefined): void {
