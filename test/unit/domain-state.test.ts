@@ -42,11 +42,14 @@ describe('DomainState: two clocks', () => {
         expect(s.dispatched).toBe(0);
     });
 
-    test('crawl delay only rises', () => {
+    test('crawl delay is replaced by a new value (a re-read robots.txt may lower it); nonsense clears it', () => {
         const s = new DomainState('a.com');
         expect(s.setCrawlDelay(500)).toBe(true);
-        expect(s.setCrawlDelay(100)).toBe(false);
-        expect(s.crawlDelayMs).toBe(500);
+        expect(s.setCrawlDelay(500)).toBe(false);
+        expect(s.setCrawlDelay(100)).toBe(true);
+        expect(s.crawlDelayMs).toBe(100);
+        expect(s.setCrawlDelay(Number.NaN)).toBe(true);
+        expect(s.crawlDelayMs).toBe(0);
     });
 });
 

@@ -3,7 +3,7 @@ import { log as crawleeLog } from '@crawlee/core';
 
 import { ThrottlingOptionsError } from './errors';
 import type { RobotsFetcher, RobotsVerdict } from './robots-crawl-delay';
-import { loadGotScraping, ROBOTS_TXT_MAX_BYTES, RobotsCrawlDelayCache } from './robots-crawl-delay';
+import { DEFAULT_ROBOTS_TTL_MS, loadGotScraping, ROBOTS_TXT_MAX_BYTES, RobotsCrawlDelayCache } from './robots-crawl-delay';
 import { parseRetryAfter } from './retry-after';
 import type { ThrottlingRequestManager } from './throttling-request-manager';
 
@@ -122,11 +122,14 @@ export function attachCrawler(manager: ThrottlingRequestManager, crawler: Attach
             maxCrawlDelaySecs: options.maxCrawlDelaySecs,
             now: () => options.clock.now(),
         });
-        manager.setDomainGate(async (_domain, url) => {
-            const proxyUrl = (await crawler.proxyConfiguration?.newUrl()) ?? undefined;
-            const verdict = await robots.get(url, { userAgent: options.robotsUserAgent, proxyUrl });
-            applyRobotsVerdict(manager, url, verdict);
-        });
+        manager.setDomainGate(
+            async (_domain, url) => {
+                const proxyUrl = (await crawler.proxyConfiguration?.newUrl()) ?? undefined;
+                const verdict = await robots.get(url, { userAgent: options.robotsUserAgent, proxyUrl });
+                applyRobotsVerdict(manager, url, verdict);
+            },
+            { recheckAfterMs: DEFAULT_ROBOTS_TTL_MS },
+        );
     }
 
     if (sameDomainDelayMs > 0) {
@@ -173,7 +176,12 @@ export function robotsFetcherOf(crawler: AttachableCrawler): RobotsFetcher | und
     };
 }
 
-function applyRobotsVerdict(manager: ThrottlingRequestManager, url: string, verdict: RobotsVerdict): void {
+/**
+ * Turns what an origin's robots.txt said into pacing. A file that says nothing about delays (or is
+ * gone) clears that origin's delay, so a re-read can lower it; a server error or no answer keeps
+ * what the last good read said, since a failing server is no reason to speed up.
+ */
+export function applyRobotsVerdict(manager: ThrottlingRequestManager, url: string, verdict: RobotsVerdict): void {
     if (verdict.kind === 'crawlDelay') {
         if (verdict.capped) {
             integrationLog().warning(
@@ -183,6 +191,8 @@ function applyRobotsVerdict(manager: ThrottlingRequestManager, url: string, verd
         manager.recordPacingSignal({ reason: 'minInterval', url, intervalMs: verdict.delayMs });
     } else if (verdict.kind === 'rateLimited') {
         manager.recordPacingSignal({ reason: 'rateLimited', url, waitMs: parseRetryAfter(verdict.retryAfterHeader, manager.options.clock.now()) });
+    } else if (verdict.reason !== 'server-error' && verdict.reason !== 'unreachable') {
+        manager.recordPacingSignal({ reason: 'minInterval', url, intervalMs: 0 });
     }
 }
 

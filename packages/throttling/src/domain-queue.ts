@@ -15,10 +15,10 @@ export class DomainQueue {
     inFlight = 0;
     /** Where the domain sits in the scheduler, so it is never filed twice. */
     scheduled?: 'ring' | 'heap';
-    /** Held until a first-dispatch check (robots.txt) finishes; not scheduled meanwhile. */
-    gated = false;
-    /** The first-dispatch check was started (it runs once per domain and process). */
-    gateStarted = false;
+    /** Origin checks (robots.txt) still running; the domain is not scheduled while any runs. */
+    gatesPending = 0;
+    /** When each origin of the domain was last checked, so the check runs once per origin (and again when stale). */
+    readonly checkedOrigins = new Map<string, number>();
     /** Bumped on every filing in the waiting heap, so older heap items are recognised as stale. */
     heapVersion = 0;
     /** Held until then because the head request waits for another of its scopes (or a quota). */
@@ -30,6 +30,11 @@ export class DomainQueue {
         readonly key: string,
         readonly queueName: string,
     ) {}
+
+    /** Held until its origin checks (robots.txt) finish. */
+    get gated(): boolean {
+        return this.gatesPending > 0;
+    }
 
     /** The opened queue; only valid after the scheduler opened it. */
     get queue(): IRequestManager {

@@ -377,10 +377,14 @@ export class DomainState implements DomainStateData {
         }
     }
 
-    /** Raises the declared crawl delay (robots.txt); a later, smaller value never lowers it. */
+    /**
+     * Sets the declared crawl delay (robots.txt; the manager passes the largest of the domain's
+     * origins). A re-read robots.txt may lower it. Returns whether it changed.
+     */
     setCrawlDelay(ms: number): boolean {
-        if (!(ms > this.crawlDelayMs)) return false;
-        this.crawlDelayMs = ms;
+        const next = Number.isFinite(ms) && ms > 0 ? ms : 0;
+        if (next === this.crawlDelayMs) return false;
+        this.crawlDelayMs = next;
         return true;
     }
 

@@ -47,10 +47,21 @@ import { DomainRequestQueue, shrinkDedupCache } from './domain-request-queue';
 const MAX_MOVES_PER_FETCH = 100;
 
 /**
- * Runs once per domain before its first dispatch (e.g. reading robots.txt); the domain is held
- * back, without blocking any fetch, until the promise settles.
+ * Runs for each origin of a domain before the first dispatch to that origin (e.g. reading its
+ * robots.txt), and again once its last check is older than the gate's `recheckAfterMs`; the domain
+ * is held back, without blocking any fetch, until the promise settles.
  */
 export type DomainGate = (domainKey: string, firstUrl: string) => Promise<void>;
+
+/** Options of {@link ThrottlingRequestManager.setDomainGate}. */
+export interface DomainGateOptions {
+    /**
+     * Run the check of an origin again before dispatching to it once this long has passed since the
+     * last one (RFC 9309: a robots.txt should not be cached for more than 24 hours).
+     * @default Infinity (once per origin and process)
+     */
+    recheckAfterMs?: number;
+}
 
 /** Where a handed-out request came from, so its completion or reclaim goes back there. */
 interface Handout {
@@ -133,8 +144,13 @@ export class ThrottlingRequestManager implements IRequestManager {
     // Requests being retried because their domain refused them, with their retryCount before the
     // crawler's error handler raised it: a throttled retry must not spend a retry.
     private readonly throttledRetries = new WeakMap<Request, number>();
-    // First-dispatch check per domain (robots.txt), set by the crawler integration.
+    // First-dispatch check per origin (robots.txt), set by the crawler integration.
     private domainGate?: DomainGate;
+    // How old an origin's check may get before it runs again.
+    private gateRecheckAfterMs = Infinity;
+    // Crawl delay each origin's robots.txt declared, per domain key: a key spanning several origins
+    // (registrableDomain) is paced by the largest, and a re-read replaces its origin's value.
+    private readonly declaredCrawlDelays = new Map<string, Map<string, number>>();
     // Called when held-back work becomes ready, to wake the crawler's pool at once.
     private readonly wakeListeners = new Set<() => void>();
     // The pending wake-up timer and the time it fires.
@@ -608,10 +624,14 @@ export class ThrottlingRequestManager implements IRequestManager {
         this.states.update(key, () => undefined);
         if (signal.reason === 'minInterval') {
             if (policy.ignoreRobotsCrawlDelay) return true;
-            this.states.update(key, (s) => s.setCrawlDelay(signal.intervalMs));
-            if (policy.explicit.delay || policy.explicit.concurrency) {
+            const byOrigin = this.declaredCrawlDelays.get(key) ?? new Map<string, number>();
+            this.declaredCrawlDelays.set(key, byOrigin);
+            byOrigin.set(originOf(signal.url), Math.max(0, signal.intervalMs));
+            const crawlDelayMs = Math.max(...byOrigin.values());
+            this.states.update(key, (s) => s.setCrawlDelay(crawlDelayMs));
+            if (crawlDelayMs > 0 && (policy.explicit.delay || policy.explicit.concurrency)) {
                 this.log.warningOnce(
-                    `robots.txt of ${key} declares Crawl-delay: ${signal.intervalMs / 1000} s; the explicit settings of scope ${policy.scopeKey} win. Set ignoreRobotsCrawlDelay: true on that scope to silence this.`,
+                    `robots.txt of ${key} declares Crawl-delay: ${crawlDelayMs / 1000} s; the explicit settings of scope ${policy.scopeKey} win. Set ignoreRobotsCrawlDelay: true on that scope to silence this.`,
                 );
             }
         } else {
@@ -708,9 +728,10 @@ export class ThrottlingRequestManager implements IRequestManager {
         this.throttledRetries.set(request, request.retryCount);
     }
 
-    /** Sets the check run once per domain before its first dispatch (robots.txt). */
-    setDomainGate(gate: DomainGate | undefined): void {
+    /** Sets the check run per origin before its first dispatch (robots.txt), and again when stale. */
+    setDomainGate(gate: DomainGate | undefined, options: DomainGateOptions = {}): void {
         this.domainGate = gate;
+        this.gateRecheckAfterMs = options.recheckAfterMs ?? Infinity;
     }
 
     /**
@@ -1006,18 +1027,30 @@ export class ThrottlingRequestManager implements IRequestManager {
         for (const listener of this.wakeListeners) listener();
     }
 
-    /** Starts the domain's first-dispatch check, holding the domain back until it settles. */
+    /** Whether the origin of `url` must be checked (robots.txt) before a request to it goes out. */
+    private needsGate(entry: DomainQueue, url: string, now: number): boolean {
+        if (!this.domainGate) return false;
+        const checkedAt = entry.checkedOrigins.get(originOf(url));
+        return checkedAt === undefined || now - checkedAt >= this.gateRecheckAfterMs;
+    }
+
+    /** Starts the check of the origin of `url` if it is due, holding the domain back until it settles. */
     private maybeGate(entry: DomainQueue, url: string): void {
-        if (entry.gateStarted || !this.domainGate) return;
-        entry.gateStarted = true;
-        entry.gated = true;
+        const gate = this.domainGate;
+        const now = this.clock.now();
+        if (!gate || !this.needsGate(entry, url, now)) return;
+        const origin = originOf(url);
+        entry.checkedOrigins.set(origin, now);
+        entry.gatesPending += 1;
         const release = () => {
-            entry.gated = false;
+            // Counted from when the answer came, so the next check finds the robots.txt cache expired too.
+            entry.checkedOrigins.set(origin, this.clock.now());
+            entry.gatesPending -= 1;
             this.reschedule(entry, this.clock.now());
             this.wake();
         };
-        this.domainGate(entry.key, url).then(release, (error: unknown) => {
-            this.log.warning(`The first-dispatch check of ${entry.key} failed; crawling it without: ${String(error)}`);
+        gate(entry.key, url).then(release, (error: unknown) => {
+            this.log.warning(`The first-dispatch check of ${origin} (${entry.key}) failed; crawling it without: ${String(error)}`);
             release();
         });
     }
@@ -1179,8 +1212,9 @@ export class ThrottlingRequestManager implements IRequestManager {
                 this.undoDispatch(entry, reservation, 1);
                 throw error;
             }
-            if (request && !entry.gateStarted && this.domainGate) {
-                // A domain restored from an earlier run: check it (robots.txt) before its first dispatch.
+            if (request && this.needsGate(entry, request.url, now)) {
+                // An origin not checked yet in this process (a domain restored from an earlier run, a
+                // new subdomain under a registrable-domain key) or checked too long ago: check it first.
                 this.undoDispatch(entry, reservation, 1);
                 await queue.reclaimRequest(request, { forefront: true });
                 this.maybeGate(entry, request.url);
@@ -1287,6 +1321,15 @@ function scopeKeysOf(handout: Handout | undefined): string[] {
 function copyOf(request: Request): RequestOptions {
     const { id: _id, ...rest } = JSON.parse(JSON.stringify(request)) as RequestOptions;
     return rest;
+}
+
+/** The origin of a URL, or the URL itself when it does not parse (it then counts as its own origin). */
+function originOf(url: string): string {
+    try {
+        return new URL(url).origin;
+    } catch {
+        return url;
+    }
 }
 
 function hasRequestsFromUrl(source: Source | string): boolean {

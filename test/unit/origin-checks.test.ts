@@ -1,0 +1,133 @@
+import { ManualClock, ThrottlingRequestManager } from '../../packages/throttling/src';
+import type { ThrottlingRequestManagerOptions } from '../../packages/throttling/src';
+import { applyRobotsVerdict } from '../../packages/throttling/src/crawler-integration';
+import { memoryConfig } from '../helpers/storage';
+
+const DAY = 24 * 60 * 60 * 1000;
+
+/** Lets promise callbacks (a settled gate, a queue write) run. */
+const settle = () => new Promise((resolve) => setImmediate(resolve));
+
+/** A domain gate whose checks the test settles by hand, recording the origin each one was for. */
+function manualGate(manager: ThrottlingRequestManager, recheckAfterMs?: number) {
+    const pending: { url: string; resolve: () => void }[] = [];
+    const checked: string[] = [];
+    manager.setDomainGate(
+        (_key, url) =>
+            new Promise<void>((resolve) => {
+                checked.push(new URL(url).origin);
+                pending.push({ url, resolve });
+            }),
+        { recheckAfterMs },
+    );
+    /** Settles every check that is running; `delayMsOf` says what each origin's robots.txt declared. */
+    const answer = async (delayMsOf: (origin: string) => number) => {
+        for (const { url, resolve } of pending.splice(0)) {
+            manager.recordPacingSignal({ reason: 'minInterval', url, intervalMs: delayMsOf(new URL(url).origin) });
+            resolve();
+        }
+        await settle();
+    };
+    return { checked, answer, running: () => pending.length };
+}
+
+function setup(options: Partial<ThrottlingRequestManagerOptions> = {}) {
+    const clock = new ManualClock(1_700_000_000_000);
+    const manager = new ThrottlingRequestManager({ domains: 'all', clock, ...options }, memoryConfig());
+    return { clock, manager };
+}
+
+const snap = (manager: ThrottlingRequestManager, key: string) => manager.snapshot().find((s) => s.domain === key);
+
+describe('origin checks (robots.txt) per origin, re-read when stale', () => {
+    test('under registrableDomain every origin of a key is checked, and the key is paced by the largest delay', async () => {
+        const { manager } = setup({ throttleBy: 'registrableDomain' });
+        const gate = manualGate(manager);
+        await manager.addRequest({ url: 'https://a.example.com/1' });
+        await manager.addRequest({ url: 'https://b.example.com/1' });
+        await manager.addRequest({ url: 'https://a.example.com/2' });
+
+        expect(gate.checked.sort()).toEqual(['https://a.example.com', 'https://b.example.com']);
+        // Held while its origins are being checked.
+        expect(await manager.fetchNextRequest()).toBeNull();
+        await gate.answer((origin) => (origin.startsWith('https://b.') ? 2_000 : 500));
+
+        expect(snap(manager, 'example.com')).toMatchObject({ crawlDelayMs: 2_000, intervalMs: 2_000 });
+        expect(await manager.fetchNextRequest()).not.toBeNull();
+    });
+
+    test('an origin first met at dispatch time (the head of a restored queue) is checked before its request goes out', async () => {
+        const { manager } = setup({ throttleBy: 'registrableDomain' });
+        await manager.addRequest({ url: 'https://c.example.com/1' });
+        // The gate arrives after the request was queued, as for a queue restored from an earlier run.
+        const gate = manualGate(manager);
+
+        expect(await manager.fetchNextRequest()).toBeNull();
+        expect(gate.checked).toEqual(['https://c.example.com']);
+        await gate.answer(() => 0);
+        expect((await manager.fetchNextRequest())?.url).toBe('https://c.example.com/1');
+        expect(gate.checked).toHaveLength(1);
+    });
+
+    test('a check older than recheckAfterMs runs again before the next request, and its answer replaces the old delay', async () => {
+        const { manager, clock } = setup();
+        const gate = manualGate(manager, DAY);
+        for (let i = 0; i < 4; i++) await manager.addRequest({ url: `https://a.com/${i}` });
+        await gate.answer(() => 1_000);
+        const first = await manager.fetchNextRequest();
+        await manager.markRequestHandled(first!);
+        expect(snap(manager, 'a.com')).toMatchObject({ crawlDelayMs: 1_000 });
+
+        // Within the day: no new check.
+        clock.advance(1_000);
+        const second = await manager.fetchNextRequest();
+        expect(second).not.toBeNull();
+        await manager.markRequestHandled(second!);
+        expect(gate.checked).toHaveLength(1);
+
+        // A day after the answer: the next request waits for a fresh read.
+        clock.advance(DAY);
+        expect(await manager.fetchNextRequest()).toBeNull();
+        expect(gate.checked).toHaveLength(2);
+        expect(gate.running()).toBe(1);
+        // The site dropped its Crawl-delay: the key is no longer held to it.
+        await gate.answer(() => 0);
+        expect(snap(manager, 'a.com')).toMatchObject({ crawlDelayMs: 0 });
+        const third = await manager.fetchNextRequest();
+        expect(third).not.toBeNull();
+        await manager.markRequestHandled(third!);
+        expect(await manager.fetchNextRequest()).not.toBeNull();
+        expect(gate.checked).toHaveLength(2);
+    });
+
+    test('without recheckAfterMs an origin is checked once per process', async () => {
+        const { manager, clock } = setup();
+        const gate = manualGate(manager);
+        await manager.addRequest({ url: 'https://a.com/1' });
+        await manager.addRequest({ url: 'https://a.com/2' });
+        await gate.answer(() => 0);
+        await manager.markRequestHandled((await manager.fetchNextRequest())!);
+        clock.advance(10 * DAY);
+        expect(await manager.fetchNextRequest()).not.toBeNull();
+        expect(gate.checked).toHaveLength(1);
+    });
+
+    test('a re-read that finds no Crawl-delay (or no file) clears it; a server error or no answer keeps the last good value', () => {
+        const { manager } = setup();
+        const url = 'https://a.com/robots-check';
+        applyRobotsVerdict(manager, url, { kind: 'crawlDelay', delayMs: 3_000, capped: false, declaredSecs: 3 });
+        expect(snap(manager, 'a.com')?.crawlDelayMs).toBe(3_000);
+
+        applyRobotsVerdict(manager, url, { kind: 'none', reason: 'server-error' });
+        expect(snap(manager, 'a.com')?.crawlDelayMs).toBe(3_000);
+        applyRobotsVerdict(manager, url, { kind: 'none', reason: 'unreachable' });
+        expect(snap(manager, 'a.com')?.crawlDelayMs).toBe(3_000);
+
+        applyRobotsVerdict(manager, url, { kind: 'none', reason: 'missing' });
+        expect(snap(manager, 'a.com')?.crawlDelayMs).toBe(0);
+
+        applyRobotsVerdict(manager, url, { kind: 'crawlDelay', delayMs: 2_000, capped: false, declaredSecs: 2 });
+        applyRobotsVerdict(manager, url, { kind: 'none', reason: 'no-crawl-delay' });
+        expect(snap(manager, 'a.com')?.crawlDelayMs).toBe(0);
+    });
+});
