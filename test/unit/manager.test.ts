@@ -71,7 +71,9 @@ describe('ThrottlingRequestManager: routing', () => {
         expect(inner.requestLockSecs).toBe(99);
         const r = await manager.fetchNextRequest();
         expect(r).not.toBeNull();
-        const queue = await RequestQueue.open('throttled-a.com', { config: (manager as any).config });
+        // The manager's own instance of the domain's queue (opening it by name would give another).
+        const queue = (manager as any).domainQueues.get('a.com').opened as RequestQueue;
+        expect(queue.name).toBe('throttled-a.com');
         expect(queue.requestLockSecs).toBe(99);
         expect(queue.internalTimeoutMillis).toBe(12_345);
     });

@@ -146,6 +146,12 @@ export function b3Section(rows: OverheadRow[], requests: number): string {
         ]),
         '',
         ...(perDomain.length ? [`Manager memory over the bare queue: ${perDomain.join('; ')}.`, ''] : []),
+        'Where the cost at many domains goes: the manager keeps one Crawlee `RequestQueue` per domain, and ' +
+            "`@crawlee/memory-storage` finds a queue by a linear scan of every open queue (comparing lower-cased names) on each " +
+            'storage call, so every add, fetch and mark handled costs more with each domain opened; the bare queue is alone in its ' +
+            'storage. Opening a domain queue also costs a storage round trip and Crawlee\'s argument validation, paid once per domain ' +
+            `(${last ? `at ${last.domains.toLocaleString('en-US')} domains, once per ${Math.max(1, Math.round(requests / last.domains))} requests` : 'once per domain'}).`,
+        '',
         target
             ? `Target ≤ 1.5× the bare queue's cost per request at 10,000 domains: ${mark(target.ratio <= 1.5 && !target.manager.capped)} ${target.ratio.toFixed(2)}×`
             : `Target (≤ 1.5× at 10,000 domains) not measured in this mode; largest run: ${last ? `${last.domains} domains, ${last.ratio.toFixed(2)}×` : 'none'}.`,
