@@ -4,6 +4,7 @@ import { z } from 'zod';
 import type { Clock } from './clock';
 import { systemClock } from './clock';
 import type { DomainStateStore } from './domain-state-store';
+import type { SharedDomainClock } from './shared-domain-clock';
 import type { ThrottleBy } from './domain-key';
 import { ThrottlingOptionsError } from './errors';
 import type { RobotsFetcher } from './robots-crawl-delay';
@@ -146,10 +147,17 @@ export interface ThrottlingRequestManagerOptions extends Omit<ScopeSettings, 'ba
      */
     clock?: Clock;
     /**
-     * Where domain states live; replace it to share pacing between processes.
+     * Where domain states live.
      * @default an in-memory store
      */
     stateStore?: DomainStateStore;
+    /**
+     * Clocks shared with other crawler processes (e.g. `new FileDomainClock(dir)`): every dispatch
+     * reserves its window there too, and backoffs are published there, so several processes crawling
+     * the same sites keep each domain's interval together. Concurrency, quotas and rampup stay per process.
+     * @default undefined (pacing is per process)
+     */
+    sharedClock?: SharedDomainClock;
 }
 
 /** Options with every default applied: what the manager works with. */
@@ -166,6 +174,7 @@ export interface ResolvedThrottlingOptions {
     requestManagerOpener?: RequestManagerOpener;
     clock: Clock;
     stateStore?: DomainStateStore;
+    sharedClock?: SharedDomainClock;
     respectCrawlDelay: boolean;
     maxCrawlDelaySecs: number;
     robotsUserAgent?: string;
@@ -297,6 +306,11 @@ export const throttlingOptionsSchema = z.strictObject({
             { error: 'stateStore must implement read, update, list and clear' },
         )
         .optional(),
+    sharedClock: z
+        .custom<SharedDomainClock>((v) => typeof v === 'object' && v !== null && ['reserve', 'extend'].every((m) => isFunction((v as never)[m])), {
+            error: 'sharedClock must implement reserve(key, now, nextAt) and extend(key, clocks), e.g. new FileDomainClock(dir)',
+        })
+        .optional(),
 });
 
 /** Turns zod's issues into one message that names each bad option and what is allowed. */
@@ -355,6 +369,7 @@ export function resolveThrottlingOptions(options: ThrottlingRequestManagerOption
         requestManagerOpener: o.requestManagerOpener,
         clock: o.clock ?? systemClock,
         stateStore: o.stateStore,
+        sharedClock: o.sharedClock,
         respectCrawlDelay: o.respectCrawlDelay ?? true,
         maxCrawlDelaySecs: o.maxCrawlDelaySecs ?? 60,
         robotsUserAgent: o.robotsUserAgent,

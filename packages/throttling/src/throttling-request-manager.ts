@@ -647,6 +647,7 @@ export class ThrottlingRequestManager implements IRequestManager {
         const now = this.clock.now();
         const policy = this.policyOf(key);
         const outcome = this.states.update(key, (s) => s.recordRateLimit(now, waitMs, this.backoffPolicy(policy)));
+        this.publishShared(key);
         // A backoff must survive a crash: save it now (coalesced), not only at the next persistState.
         if (outcome.escalated) void this.persistState().catch((error) => this.log.warning(`Saving throttling state failed: ${String(error)}`));
         if (outcome.cappedFrom) {
@@ -690,7 +691,9 @@ export class ThrottlingRequestManager implements IRequestManager {
         const scopeKeys = handout?.domain ? scopeKeysOf(handout) : key === undefined ? [] : [key];
         const triggers = scopeKeys.length ? scopeKeys.some((k) => this.policyOf(k).backoffStatusCodes.has(info.statusCode)) : policy.backoffStatusCodes.has(info.statusCode);
         for (const k of scopeKeys) {
-            if (this.isThrottled(k) || handout) this.states.update(k, (s) => s.armAfterResponse(now, this.floorMs, this.policyOf(k)));
+            if (!this.isThrottled(k) && !handout) continue;
+            this.states.update(k, (s) => s.armAfterResponse(now, this.floorMs, this.policyOf(k)));
+            this.publishShared(k);
         }
         if (!triggers) {
             if (key !== undefined && limits && this.isThrottled(key)) {
@@ -1204,6 +1207,19 @@ export class ThrottlingRequestManager implements IRequestManager {
             const reservation = this.states.update(entry.key, (s) => s.dispatch(now, this.floorMs, this.policyOf(entry.key), this.options.random));
             entry.queued -= 1;
             entry.inFlight += 1;
+            let shared: boolean;
+            try {
+                shared = this.reserveShared(entry, reservation, now);
+            } catch (error) {
+                this.undoDispatch(entry, reservation, 1);
+                throw error;
+            }
+            if (!shared) {
+                // Another process holds this domain's window: wait for it like for our own clocks.
+                this.undoDispatch(entry, reservation, 1);
+                this.reschedule(entry, now);
+                continue;
+            }
             this.reschedule(entry, now);
             let request: Request | null;
             try {
@@ -1250,6 +1266,33 @@ export class ThrottlingRequestManager implements IRequestManager {
     }
 
     /**
+     * Reserves a dispatch our own clocks allowed in the clocks shared with other processes, if any.
+     * When they say not yet, the domain is held until then and false is returned. A reservation made
+     * for a dispatch that is undone afterwards stays: other processes wait one interval for nothing,
+     * which errs on the polite side.
+     */
+    private reserveShared(entry: DomainQueue, reservation: ReturnType<DomainState['dispatch']>, now: number): boolean {
+        const shared = this.options.sharedClock;
+        if (!shared) return true;
+        const answer = shared.reserve(entry.key, now, reservation.armedNextDispatchAt);
+        if (answer.granted) return true;
+        entry.blockedUntil = Math.max(entry.blockedUntil, answer.notBefore);
+        return false;
+    }
+
+    /** Tells the shared clocks (if any) what our clocks of `key` now say; a failure only costs the sharing. */
+    private publishShared(key: string): void {
+        const shared = this.options.sharedClock;
+        const state = shared && this.states.read(key);
+        if (!shared || !state) return;
+        try {
+            shared.extend(key, { nextAt: state.nextDispatchAt, backoffUntil: state.backoffUntil });
+        } catch (error) {
+            this.log.warningOnce(`Could not update the shared clocks of ${key}; pacing across processes may slip: ${String(error)}`);
+        }
+    }
+
+    /**
      * Serves `inner`. A request of a throttled domain is paced like any other: dispatched if its
      * domain is ready, otherwise moved into the domain's queue (copy added first, then the original
      * marked handled; if the add fails the original goes back to the front of `inner`).
@@ -1276,7 +1319,15 @@ export class ThrottlingRequestManager implements IRequestManager {
             const policy = this.policyOf(entry.key);
             if (!entry.gated && this.entryReadyAt(entry, now) <= now) {
                 const reservation = this.states.update(entry.key, (s) => s.dispatch(now, this.floorMs, policy, this.options.random));
-                const admitted = this.admit(request, entry, now);
+                let shared: boolean;
+                try {
+                    shared = this.reserveShared(entry, reservation, now);
+                } catch (error) {
+                    this.states.update(entry.key, (s) => s.cancelDispatch(reservation));
+                    await inner.reclaimRequest(request, { forefront: true });
+                    throw error;
+                }
+                const admitted = shared && this.admit(request, entry, now);
                 if (admitted !== false) {
                     entry.inFlight += 1;
                     return this.handOut(request, inner, entry, reservation.slot, admitted);

@@ -1,0 +1,164 @@
+import { createHash } from 'node:crypto';
+import { closeSync, mkdirSync, openSync, readFileSync, renameSync, statSync, unlinkSync, writeFileSync } from 'node:fs';
+import { join } from 'node:path';
+
+import type { Clock } from './clock';
+import { systemClock } from './clock';
+import { ThrottlingOptionsError } from './errors';
+import type { SharedClocks, SharedDomainClock, SharedReservation } from './shared-domain-clock';
+import { decideReservation } from './shared-domain-clock';
+
+/** Options of {@link FileDomainClock}. */
+export interface FileDomainClockOptions {
+    /**
+     * Give up waiting for a domain's lock after this long and throw: a lock is held for a file read
+     * and a write, so a long wait means a dead filesystem, not a busy one.
+     * @default 5000
+     */
+    lockTimeoutMs?: number;
+    /**
+     * A lock file older than this was left by a process that died holding it, and is broken.
+     * @default 10000
+     */
+    staleLockMs?: number;
+    /**
+     * Time source for lock ages (pacing times come from the manager).
+     * @default the system clock
+     */
+    clock?: Clock;
+}
+
+const EMPTY: SharedClocks = { nextAt: 0, backoffUntil: 0 };
+
+/** Longest file name part taken from a key as it is; longer keys are hashed. */
+const MAX_READABLE_NAME = 150;
+
+/**
+ * A {@link SharedDomainClock} in a directory that every crawler process can reach (one machine, or
+ * a shared filesystem with working exclusive create): one small JSON file per domain key, changed
+ * under a per-key lock file created with `O_EXCL`, written to a temporary file and renamed so a
+ * reader never sees half a file.
+ */
+export class FileDomainClock implements SharedDomainClock {
+    // Where the per-key files live.
+    readonly dir: string;
+    // How long to wait for a lock before failing loudly.
+    private readonly lockTimeoutMs: number;
+    // Age after which a lock is presumed abandoned.
+    private readonly staleLockMs: number;
+    // Lock ages are measured on this clock.
+    private readonly clock: Clock;
+    // A buffer to sleep on between lock attempts without leaving the synchronous call.
+    private readonly sleeper = new Int32Array(new SharedArrayBuffer(4));
+
+    constructor(dir: string, options: FileDomainClockOptions = {}) {
+        if (typeof dir !== 'string' || dir.length === 0) throw new ThrottlingOptionsError('FileDomainClock needs a directory path (a non-empty string)');
+        const { lockTimeoutMs = 5_000, staleLockMs = 10_000, clock = systemClock } = options;
+        if (!(lockTimeoutMs > 0)) throw new ThrottlingOptionsError(`FileDomainClock lockTimeoutMs must be > 0, got ${String(lockTimeoutMs)}`);
+        if (!(staleLockMs > 0)) throw new ThrottlingOptionsError(`FileDomainClock staleLockMs must be > 0, got ${String(staleLockMs)}`);
+        this.dir = dir;
+        this.lockTimeoutMs = lockTimeoutMs;
+        this.staleLockMs = staleLockMs;
+        this.clock = clock;
+        mkdirSync(dir, { recursive: true });
+    }
+
+    reserve(key: string, now: number, nextAt: number): SharedReservation {
+        return this.locked(key, (clocks) => decideReservation(clocks, now, nextAt));
+    }
+
+    extend(key: string, clocks: { nextAt?: number; backoffUntil?: number }): void {
+        this.locked(key, (current) => ({
+            reservation: undefined,
+            clocks: {
+                nextAt: Math.max(current.nextAt, clocks.nextAt ?? 0),
+                backoffUntil: Math.max(current.backoffUntil, clocks.backoffUntil ?? 0),
+            },
+        }));
+    }
+
+    /** The shared clocks of `key` as stored now (for reports and tests). */
+    read(key: string): SharedClocks {
+        return this.load(this.fileOf(key));
+    }
+
+    /**
+     * The file holding `key`. Lower-case letters, digits, dots and hyphens stay as they are; every
+     * other character becomes `_` and its four hex digits, so distinct keys never share a file, even on
+     * a case-insensitive filesystem. Long keys are hashed.
+     */
+    fileOf(key: string): string {
+        const readable = key.replace(/[^a-z0-9.-]/g, (c) => `_${c.charCodeAt(0).toString(16).padStart(4, '0')}`);
+        const name = readable.length <= MAX_READABLE_NAME ? readable : `_h${createHash('sha256').update(key).digest('hex').slice(0, 40)}`;
+        return join(this.dir, `${name}.json`);
+    }
+
+    private locked<T>(key: string, change: (clocks: SharedClocks) => { reservation: T; clocks: SharedClocks }): T {
+        const file = this.fileOf(key);
+        const lock = `${file}.lock`;
+        this.acquire(lock, key);
+        try {
+            const current = this.load(file);
+            const { reservation, clocks } = change(current);
+            if (clocks.nextAt !== current.nextAt || clocks.backoffUntil !== current.backoffUntil) {
+                const temporary = `${file}.${process.pid}.tmp`;
+                writeFileSync(temporary, JSON.stringify(clocks));
+                renameSync(temporary, file);
+            }
+            return reservation;
+        } finally {
+            unlinkSync(lock);
+        }
+    }
+
+    private acquire(lock: string, key: string): void {
+        const deadline = this.clock.now() + this.lockTimeoutMs;
+        for (let attempt = 0; ; attempt++) {
+            try {
+                closeSync(openSync(lock, 'wx'));
+                return;
+            } catch (error) {
+                if ((error as NodeJS.ErrnoException).code !== 'EEXIST') throw error;
+            }
+            if (this.isStale(lock)) {
+                try {
+                    unlinkSync(lock);
+                } catch {
+                    // Another process broke it first.
+                }
+                continue;
+            }
+            if (this.clock.now() > deadline) {
+                throw new Error(`FileDomainClock: the lock of ${key} (${lock}) was held for more than ${this.lockTimeoutMs} ms`);
+            }
+            // Locks are held for one read and one write: wait briefly, a little longer each time.
+            Atomics.wait(this.sleeper, 0, 0, Math.min(1 + attempt, 10));
+        }
+    }
+
+    private isStale(lock: string): boolean {
+        try {
+            return this.clock.now() - statSync(lock).mtimeMs > this.staleLockMs;
+        } catch {
+            // Gone already: not stale, just retry.
+            return false;
+        }
+    }
+
+    private load(file: string): SharedClocks {
+        let text: string;
+        try {
+            text = readFileSync(file, 'utf8');
+        } catch {
+            return { ...EMPTY };
+        }
+        try {
+            const parsed = JSON.parse(text) as Partial<SharedClocks>;
+            const finite = (v: unknown) => (typeof v === 'number' && Number.isFinite(v) ? v : 0);
+            return { nextAt: finite(parsed.nextAt), backoffUntil: finite(parsed.backoffUntil) };
+        } catch {
+            // A file that does not parse holds no clocks worth keeping; the next write replaces it.
+            return { ...EMPTY };
+        }
+    }
+}

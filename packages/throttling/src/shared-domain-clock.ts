@@ -1,0 +1,35 @@
+/**
+ * Pacing clocks that several crawler processes share, so that together they keep each domain's
+ * interval and backoff instead of each process keeping them on its own (N processes, N× the rate).
+ *
+ * Only the two clocks are shared: when the domain may next be dispatched to (crawl delay, configured
+ * delay, announced pace) and until when it is backed off. Concurrency slots, quotas and rampup stay
+ * per process. Calls are synchronous, like the state store's, because a dispatch reserves its window
+ * before the manager's first `await`.
+ */
+export interface SharedDomainClock {
+    /**
+     * Atomically: if the shared clocks of `key` allow a dispatch at `now`, arms the next one for
+     * `nextAt` (never earlier than an existing reservation) and grants it; otherwise says when the
+     * shared clocks allow one.
+     */
+    reserve(key: string, now: number, nextAt: number): SharedReservation;
+    /** Pushes the shared clocks of `key` to at least these times (a later call never moves them back). */
+    extend(key: string, clocks: { nextAt?: number; backoffUntil?: number }): void;
+}
+
+/** The answer of {@link SharedDomainClock.reserve}. */
+export type SharedReservation = { granted: true } | { granted: false; notBefore: number };
+
+/** The clocks one domain key has in a shared store, in epoch milliseconds. */
+export interface SharedClocks {
+    nextAt: number;
+    backoffUntil: number;
+}
+
+/** The pure decision behind `reserve`, kept apart so every implementation decides alike. */
+export function decideReservation(clocks: SharedClocks, now: number, nextAt: number): { reservation: SharedReservation; clocks: SharedClocks } {
+    const notBefore = Math.max(clocks.nextAt, clocks.backoffUntil);
+    if (notBefore > now) return { reservation: { granted: false, notBefore }, clocks };
+    return { reservation: { granted: true }, clocks: { nextAt: Math.max(clocks.nextAt, nextAt), backoffUntil: clocks.backoffUntil } };
+}

@@ -1,0 +1,85 @@
+import { spawn } from 'node:child_process';
+import { mkdtempSync, rmSync } from 'node:fs';
+import { tmpdir } from 'node:os';
+import { join } from 'node:path';
+
+import { startPoliteWeb } from '@crawlee-throttling/polite-web';
+import type { PoliteWeb } from '@crawlee-throttling/polite-web';
+
+const FIXTURE = join(__dirname, '..', 'fixtures', 'shared-clock-crawler.js');
+const HOST = 'shop.example';
+const DELAY_SECS = 0.3;
+
+/** Runs one crawler process to its end and returns what it printed as its result. */
+function crawlerProcess(env: Record<string, string>): Promise<{ handled: number; failed: number }> {
+    return new Promise((resolve, reject) => {
+        const child = spawn(process.execPath, [FIXTURE], {
+            // Jest's --experimental-vm-modules is not needed (nor wanted) in a plain node child.
+            env: { ...process.env, NODE_OPTIONS: '', ...env },
+            stdio: ['ignore', 'pipe', 'pipe'],
+        });
+        let out = '';
+        let err = '';
+        child.stdout.on('data', (chunk: Buffer) => (out += chunk.toString()));
+        child.stderr.on('data', (chunk: Buffer) => (err += chunk.toString()));
+        child.on('error', reject);
+        child.on('close', (code) => {
+            const line = out.split('\n').find((l) => l.startsWith('RESULT '));
+            if (code !== 0 || !line) reject(new Error(`crawler process exited with ${code}: ${err || out}`));
+            else resolve(JSON.parse(line.slice('RESULT '.length)) as { handled: number; failed: number });
+        });
+    });
+}
+
+/**
+ * Two crawler processes crawl one site, each its own half of the pages, each with delaySecs 0.3.
+ * The site takes 5 requests/s with no burst (one request per 200 ms): together the two processes
+ * stay under it only if they keep the interval together (3.3/s), not each on its own (6.7/s).
+ */
+describe('pacing across crawler processes (FileDomainClock)', () => {
+    let web: PoliteWeb;
+    let dir: string;
+    beforeEach(async () => {
+        web = await startPoliteWeb({ sites: [{ host: HOST, pages: 16, rate: 5, burst: 1 }] });
+        dir = mkdtempSync(join(tmpdir(), 'shared-clock-e2e-'));
+    });
+    afterEach(async () => {
+        await web.close();
+        rmSync(dir, { recursive: true, force: true });
+    });
+
+    const halves = () => [0, 1].map((half) => Array.from({ length: 8 }, (_, i) => web.url(HOST, `/page/${half * 8 + i}`)));
+    const run = (shared: boolean) =>
+        Promise.all(
+            halves().map((urls) =>
+                crawlerProcess({
+                    CRAWL_URLS: JSON.stringify(urls),
+                    CRAWL_PROXY_URL: web.proxyUrl,
+                    CRAWL_DELAY_SECS: String(DELAY_SECS),
+                    ...(shared ? { SHARED_CLOCK_DIR: dir } : {}),
+                }),
+            ),
+        );
+
+    test('two processes sharing a clock directory keep the interval together: no refusals, no gap under the site limit', async () => {
+        const results = await run(true);
+        const site = web.score().sites.find((s) => s.host === HOST)!;
+        console.log('SHARED CLOCK FIGURES', JSON.stringify({ results, requests: site.requests, refusals: site.refusals, minGapMs: site.minGapMs }));
+
+        expect(results.map((r) => r.handled)).toEqual([8, 8]);
+        expect(site.distinctPagesServed).toBe(16);
+        expect(site.refusals).toBe(0);
+        // The shared clock spaces dispatches; arrivals can differ from that by how long each request
+        // takes to leave its process (tens of ms), hence the 100 ms between the interval and the limit.
+        expect(site.minGapMs!).toBeGreaterThanOrEqual(200);
+    });
+
+    test('the same two processes without a shared clock each keep only their own interval, and the site refuses some', async () => {
+        const results = await run(false);
+        const site = web.score().sites.find((s) => s.host === HOST)!;
+        console.log('UNSHARED FIGURES', JSON.stringify({ results, requests: site.requests, refusals: site.refusals, minGapMs: site.minGapMs }));
+
+        expect(site.distinctPagesServed).toBe(16);
+        expect(site.refusals).toBeGreaterThan(0);
+    });
+});
