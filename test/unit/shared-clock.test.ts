@@ -5,7 +5,7 @@ import { basename, join } from 'node:path';
 
 import { FileDomainClock, ManualClock, ThrottlingOptionsError, ThrottlingRequestManager } from '../../packages/throttling/src';
 import type { ThrottlingRequestManagerOptions } from '../../packages/throttling/src';
-import { decideReservation } from '../../packages/throttling/src/shared-domain-clock';
+import { decideReservation, decideSettlement } from '../../packages/throttling/src/shared-domain-clock';
 import { memoryConfig } from '../helpers/storage';
 
 const T0 = Date.UTC(2026, 0, 1);
@@ -31,6 +31,13 @@ describe('decideReservation', () => {
     });
 });
 
+describe('decideSettlement', () => {
+    test('a lease still in place is replaced, earlier or later; one moved since only moves forward', () => {
+        expect(decideSettlement({ nextAt: T0 + 30_000, backoffUntil: 5 }, T0 + 30_000, T0 + 700)).toEqual({ nextAt: T0 + 700, backoffUntil: 5 });
+        expect(decideSettlement({ nextAt: T0 + 40_000, backoffUntil: 0 }, T0 + 30_000, T0 + 700).nextAt).toBe(T0 + 40_000);
+    });
+});
+
 describe('FileDomainClock', () => {
     test('two instances on one directory share the clocks of a key, and only of that key', () => {
         const a = new FileDomainClock(dir);
@@ -48,6 +55,13 @@ describe('FileDomainClock', () => {
         clock.extend('a.com', { backoffUntil: T0 + 1_000, nextAt: T0 + 50 });
         expect(clock.read('a.com')).toEqual({ nextAt: T0 + 100, backoffUntil: T0 + 5_000 });
         expect(clock.reserve('a.com', T0 + 4_999, T0 + 6_000)).toEqual({ granted: false, notBefore: T0 + 5_000 });
+    });
+
+    test('settle ends a lease that is still in place', () => {
+        const clock = new FileDomainClock(dir);
+        expect(clock.reserve('a.com', T0, T0 + 30_000)).toEqual({ granted: true });
+        clock.settle('a.com', T0 + 30_000, T0 + 500);
+        expect(clock.read('a.com').nextAt).toBe(T0 + 500);
     });
 
     test('a lock left by a dead process is broken once stale; a live one makes the call fail after lockTimeoutMs', () => {
@@ -110,7 +124,8 @@ describe('ThrottlingRequestManager with a shared clock', () => {
         }
         expect(await a.fetchNextRequest()).not.toBeNull();
         expect(await b.fetchNextRequest()).toBeNull();
-        expect(await b.checkReadiness()).toMatchObject({ kind: 'waiting', readyAt: T0 + 1_000 });
+        // B looks again every 100 ms until the shared clock lets it go.
+        expect(await b.checkReadiness()).toMatchObject({ kind: 'waiting', readyAt: T0 + 100 });
 
         clock.advance(1_000);
         expect((await b.fetchNextRequest())?.url).toMatch(/\/b\//);
@@ -124,6 +139,50 @@ describe('ThrottlingRequestManager with a shared clock', () => {
         await a.addRequest({ url: 'https://shop.example/a/0' });
         await b.addRequest({ url: 'https://shop.example/b/0' });
         expect(await a.fetchNextRequest()).not.toBeNull();
+        expect(await b.fetchNextRequest()).not.toBeNull();
+    });
+
+    test('a one-at-a-time domain holds the shared clock until the response, then for the interval after it', async () => {
+        const { clock, a, b } = twoProcesses({ concurrency: 1 });
+        await a.addRequest({ url: 'https://shop.example/a/0' });
+        await b.addRequest({ url: 'https://shop.example/b/0' });
+        const first = await a.fetchNextRequest();
+        expect(first).not.toBeNull();
+
+        // A's request is still in flight after the interval: B waits (a slow response must not let B in).
+        clock.advance(2_500);
+        expect(await b.fetchNextRequest()).toBeNull();
+
+        // The response arrives: B may go one interval after it.
+        await a.handleResponse({ request: first! }, { statusCode: 200, headers: {} });
+        await a.markRequestHandled(first!);
+        clock.advance(999);
+        expect(await b.fetchNextRequest()).toBeNull();
+        clock.advance(1);
+        expect(await b.fetchNextRequest()).not.toBeNull();
+    });
+
+    test('a request that ends without a response (network error) ends the lease too, the interval counted from then', async () => {
+        const { clock, a, b } = twoProcesses({ concurrency: 1, baseDelaySecs: 0 });
+        await a.addRequest({ url: 'https://shop.example/a/0' });
+        await b.addRequest({ url: 'https://shop.example/b/0' });
+        const first = await a.fetchNextRequest();
+        clock.advance(3_000);
+        await a.reclaimRequest(first!);
+        expect(await b.fetchNextRequest()).toBeNull();
+        clock.advance(1_000);
+        expect(await b.fetchNextRequest()).not.toBeNull();
+    });
+
+    test('a lease whose holder died runs out', async () => {
+        const { clock, a, b } = twoProcesses({ concurrency: 1 });
+        await a.addRequest({ url: 'https://shop.example/a/0' });
+        await b.addRequest({ url: 'https://shop.example/b/0' });
+        expect(await a.fetchNextRequest()).not.toBeNull();
+        // A never answers again.
+        clock.advance(29_999);
+        expect(await b.fetchNextRequest()).toBeNull();
+        clock.advance(1);
         expect(await b.fetchNextRequest()).not.toBeNull();
     });
 
@@ -155,7 +214,10 @@ describe('ThrottlingRequestManager with a shared clock', () => {
         expect((await b.fetchNextRequest())?.url).toBe('https://shop.example/b/0');
     });
 
-    test('sharedClock must implement reserve and extend', () => {
-        expect(() => new ThrottlingRequestManager({ sharedClock: {} } as unknown as ThrottlingRequestManagerOptions, memoryConfig())).toThrow(/sharedClock must implement reserve/);
+    test('sharedClock must implement reserve, extend and settle', () => {
+        const make = (sharedClock: object) => () => new ThrottlingRequestManager({ domains: 'all', sharedClock } as unknown as ThrottlingRequestManagerOptions, memoryConfig());
+        expect(make({})).toThrow(/sharedClock must implement reserve\(key, now, nextAt\), extend\(key, clocks\) and settle/);
+        expect(make({ reserve: () => ({ granted: true }), extend: () => undefined })).toThrow(ThrottlingOptionsError);
+        expect(make({ reserve: () => ({ granted: true }), extend: () => undefined, settle: () => undefined })).not.toThrow();
     });
 });

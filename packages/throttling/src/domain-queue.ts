@@ -23,6 +23,11 @@ export class DomainQueue {
     heapVersion = 0;
     /** Held until then because the head request waits for another of its scopes (or a quota). */
     blockedUntil = 0;
+    /**
+     * The shared clock's `nextAt` this process leased for its request in flight (one-at-a-time
+     * domains only, so there is at most one), until the response says when the next may go.
+     */
+    sharedLease?: number;
     /** The write that records this newly discovered domain; its requests wait for it. */
     saved?: Promise<void>;
 

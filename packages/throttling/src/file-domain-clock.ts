@@ -6,7 +6,7 @@ import type { Clock } from './clock';
 import { systemClock } from './clock';
 import { ThrottlingOptionsError } from './errors';
 import type { SharedClocks, SharedDomainClock, SharedReservation } from './shared-domain-clock';
-import { decideReservation } from './shared-domain-clock';
+import { decideReservation, decideSettlement } from './shared-domain-clock';
 
 /** Options of {@link FileDomainClock}. */
 export interface FileDomainClockOptions {
@@ -75,6 +75,10 @@ export class FileDomainClock implements SharedDomainClock {
                 backoffUntil: Math.max(current.backoffUntil, clocks.backoffUntil ?? 0),
             },
         }));
+    }
+
+    settle(key: string, leasedUntil: number, nextAt: number): void {
+        this.locked(key, (current) => ({ reservation: undefined, clocks: decideSettlement(current, leasedUntil, nextAt) }));
     }
 
     /** The shared clocks of `key` as stored now (for reports and tests). */

@@ -14,7 +14,7 @@ export { DomainState } from './domain-state';
 export type { DomainStateData, BackoffPolicy, RateLimitOutcome } from './domain-state';
 export type { DomainStateStore } from './domain-state-store';
 export type { SharedDomainClock, SharedReservation, SharedClocks } from './shared-domain-clock';
-export { decideReservation } from './shared-domain-clock';
+export { decideReservation, decideSettlement } from './shared-domain-clock';
 export { FileDomainClock } from './file-domain-clock';
 export type { FileDomainClockOptions } from './file-domain-clock';
 export { InMemoryDomainStateStore } from './domain-state-store';

@@ -153,8 +153,9 @@ export interface ThrottlingRequestManagerOptions extends Omit<ScopeSettings, 'ba
     stateStore?: DomainStateStore;
     /**
      * Clocks shared with other crawler processes (e.g. `new FileDomainClock(dir)`): every dispatch
-     * reserves its window there too, and backoffs are published there, so several processes crawling
-     * the same sites keep each domain's interval together. Concurrency, quotas and rampup stay per process.
+     * reserves its window there too (a one-at-a-time domain holds it until the response), and backoffs
+     * are published there, so several processes crawling the same sites keep each domain's interval
+     * together. Concurrency, quotas and rampup stay per process.
      * @default undefined (pacing is per process)
      */
     sharedClock?: SharedDomainClock;
@@ -307,8 +308,8 @@ export const throttlingOptionsSchema = z.strictObject({
         )
         .optional(),
     sharedClock: z
-        .custom<SharedDomainClock>((v) => typeof v === 'object' && v !== null && ['reserve', 'extend'].every((m) => isFunction((v as never)[m])), {
-            error: 'sharedClock must implement reserve(key, now, nextAt) and extend(key, clocks), e.g. new FileDomainClock(dir)',
+        .custom<SharedDomainClock>((v) => typeof v === 'object' && v !== null && ['reserve', 'extend', 'settle'].every((m) => isFunction((v as never)[m])), {
+            error: 'sharedClock must implement reserve(key, now, nextAt), extend(key, clocks) and settle(key, leasedUntil, nextAt), e.g. new FileDomainClock(dir)',
         })
         .optional(),
 });

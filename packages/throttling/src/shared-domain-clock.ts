@@ -16,6 +16,12 @@ export interface SharedDomainClock {
     reserve(key: string, now: number, nextAt: number): SharedReservation;
     /** Pushes the shared clocks of `key` to at least these times (a later call never moves them back). */
     extend(key: string, clocks: { nextAt?: number; backoffUntil?: number }): void;
+    /**
+     * Ends a lease: a process that reserved `leasedUntil` for a request in flight says when the
+     * next dispatch may really go. If the shared `nextAt` is still the lease, it becomes `nextAt`
+     * (earlier or later); if something moved it since, it only moves forward.
+     */
+    settle(key: string, leasedUntil: number, nextAt: number): void;
 }
 
 /** The answer of {@link SharedDomainClock.reserve}. */
@@ -32,4 +38,9 @@ export function decideReservation(clocks: SharedClocks, now: number, nextAt: num
     const notBefore = Math.max(clocks.nextAt, clocks.backoffUntil);
     if (notBefore > now) return { reservation: { granted: false, notBefore }, clocks };
     return { reservation: { granted: true }, clocks: { nextAt: Math.max(clocks.nextAt, nextAt), backoffUntil: clocks.backoffUntil } };
+}
+
+/** The pure decision behind `settle`. */
+export function decideSettlement(clocks: SharedClocks, leasedUntil: number, nextAt: number): SharedClocks {
+    return { nextAt: clocks.nextAt === leasedUntil ? nextAt : Math.max(clocks.nextAt, nextAt), backoffUntil: clocks.backoffUntil };
 }

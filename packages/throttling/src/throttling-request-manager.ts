@@ -43,6 +43,15 @@ import type { DomainSnapshot, Readiness } from './readiness';
 import { DomainQueue } from './domain-queue';
 import { DomainRequestQueue, shrinkDedupCache } from './domain-request-queue';
 
+/**
+ * Longest time a one-at-a-time domain's request holds the shared clock before its response: other
+ * processes wait at most this long for a process that died with a request in flight.
+ */
+const SHARED_LEASE_MS = 30_000;
+
+/** How often a domain held by another process's clock asks the shared clock again. */
+const SHARED_RECHECK_MS = 100;
+
 /** How many held-back requests one fetch may move out of `inner` before giving the slot back. */
 const MAX_MOVES_PER_FETCH = 100;
 
@@ -521,6 +530,13 @@ export class ThrottlingRequestManager implements IRequestManager {
     private completeHandout(handout: Handout): void {
         const entry = handout.domain!;
         entry.inFlight = Math.max(0, entry.inFlight - 1);
+        if (entry.sharedLease !== undefined) {
+            // No response reached us (a network error, or a BasicCrawler that does not report them):
+            // count the interval from now, as a response would have.
+            const now = this.clock.now();
+            this.states.update(entry.key, (s) => s.armAfterResponse(now, this.floorMs, this.policyOf(entry.key)));
+            this.settleShared(entry, now);
+        }
         if (handout.slot !== undefined) this.states.update(entry.key, (s) => s.release(handout.slot!));
         for (const extra of handout.extras ?? []) this.states.update(extra.scope, (s) => s.release(extra.slot));
         this.reschedule(entry, this.clock.now());
@@ -695,6 +711,7 @@ export class ThrottlingRequestManager implements IRequestManager {
             this.states.update(k, (s) => s.armAfterResponse(now, this.floorMs, this.policyOf(k)));
             this.publishShared(k);
         }
+        if (handout?.domain) this.settleShared(handout.domain, now);
         if (!triggers) {
             if (key !== undefined && limits && this.isThrottled(key)) {
                 this.states.update(key, (s) => s.announce(now, limits.remaining, limits.resetMs, policy.backoffMaxDelayMs));
@@ -1263,21 +1280,47 @@ export class ThrottlingRequestManager implements IRequestManager {
         this.states.update(entry.key, (s) => s.cancelDispatch(reservation));
         entry.inFlight -= 1;
         entry.queued += requeue;
+        // Nothing went out: give a shared lease back at once.
+        this.settleShared(entry, this.clock.now());
     }
 
     /**
      * Reserves a dispatch our own clocks allowed in the clocks shared with other processes, if any.
-     * When they say not yet, the domain is held until then and false is returned. A reservation made
-     * for a dispatch that is undone afterwards stays: other processes wait one interval for nothing,
-     * which errs on the polite side.
+     * When they say not yet, the domain is held until then and false is returned. A one-at-a-time
+     * domain leases the shared clock until its response (at most {@link SHARED_LEASE_MS}), so that,
+     * as inside one process, the next request of any process leaves an interval after the response.
      */
     private reserveShared(entry: DomainQueue, reservation: ReturnType<DomainState['dispatch']>, now: number): boolean {
         const shared = this.options.sharedClock;
         if (!shared) return true;
-        const answer = shared.reserve(entry.key, now, reservation.armedNextDispatchAt);
-        if (answer.granted) return true;
-        entry.blockedUntil = Math.max(entry.blockedUntil, answer.notBefore);
+        const oneAtATime = this.states.read(entry.key)?.concurrencyLimit(this.policyOf(entry.key)) === 1;
+        const nextAt = oneAtATime ? Math.max(reservation.armedNextDispatchAt, now + SHARED_LEASE_MS) : reservation.armedNextDispatchAt;
+        const answer = shared.reserve(entry.key, now, nextAt);
+        if (answer.granted) {
+            if (oneAtATime) entry.sharedLease = nextAt;
+            return true;
+        }
+        // The shared clock may be a lease that ends early (at the holder's response), so look again
+        // soon rather than at its end.
+        entry.blockedUntil = Math.max(entry.blockedUntil, Math.min(answer.notBefore, now + SHARED_RECHECK_MS));
         return false;
+    }
+
+    /**
+     * Ends this process's lease of the shared clock of `entry`, if it holds one: the next dispatch
+     * may go when our own clock says (at the earliest `earliest`).
+     */
+    private settleShared(entry: DomainQueue, earliest: number): void {
+        const shared = this.options.sharedClock;
+        const lease = entry.sharedLease;
+        if (!shared || lease === undefined) return;
+        entry.sharedLease = undefined;
+        const nextAt = Math.max(this.states.read(entry.key)?.nextDispatchAt ?? 0, earliest);
+        try {
+            shared.settle(entry.key, lease, nextAt);
+        } catch (error) {
+            this.log.warningOnce(`Could not update the shared clocks of ${entry.key}; other processes wait for the lease to run out: ${String(error)}`);
+        }
     }
 
     /** Tells the shared clocks (if any) what our clocks of `key` now say; a failure only costs the sharing. */
@@ -1285,8 +1328,10 @@ export class ThrottlingRequestManager implements IRequestManager {
         const shared = this.options.sharedClock;
         const state = shared && this.states.read(key);
         if (!shared || !state) return;
+        const entry = this.domainQueues.get(key);
         try {
-            shared.extend(key, { nextAt: state.nextDispatchAt, backoffUntil: state.backoffUntil });
+            // While we hold the lease, its end carries our next dispatch time (settleShared).
+            shared.extend(key, { nextAt: entry?.sharedLease === undefined ? state.nextDispatchAt : undefined, backoffUntil: state.backoffUntil });
         } catch (error) {
             this.log.warningOnce(`Could not update the shared clocks of ${key}; pacing across processes may slip: ${String(error)}`);
         }
@@ -1333,6 +1378,7 @@ export class ThrottlingRequestManager implements IRequestManager {
                     return this.handOut(request, inner, entry, reservation.slot, admitted);
                 }
                 this.states.update(entry.key, (s) => s.cancelDispatch(reservation));
+                this.settleShared(entry, now);
             }
             try {
                 const info = await entry.queue.addRequest(copyOf(request), { forefront: true });
