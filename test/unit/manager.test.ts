@@ -365,6 +365,32 @@ describe('ThrottlingRequestManager: stall', () => {
         expect(await manager.isFinished()).toBe(false);
     });
 
+    test('a request given up on (marked handled after failing) does not break the run: failed requests are marked handled too', async () => {
+        const { manager, clock } = setup({ maxDomainStallSecs: 5, baseDelaySecs: 1 });
+        await manager.addRequestsBatched(['https://a.com/1', 'https://a.com/2'], { waitForAllRequestsToBeAdded: true });
+        await refuseUntilStalled(manager, clock, 3);
+        clock.set(manager.nextReadyAt()!);
+        const failed = (await manager.fetchNextRequest())!;
+        failed.pushErrorMessage(new Error('Request blocked - received 429 status code.'));
+        await manager.markRequestHandled(failed);
+        await refuseUntilStalled(manager, clock, 1);
+        await expect(manager.isFinished()).rejects.toBeInstanceOf(PersistentRateLimitError);
+        expect(manager.snapshot()[0]).toMatchObject({ handled: 1 });
+    });
+
+    test('an answer that is not a refusal breaks the run even if the request handler then fails', async () => {
+        const { manager, clock } = setup({ maxDomainStallSecs: 5, baseDelaySecs: 1 });
+        await manager.addRequestsBatched(['https://a.com/1', 'https://a.com/2'], { waitForAllRequestsToBeAdded: true });
+        await refuseUntilStalled(manager, clock, 3);
+        clock.set(manager.nextReadyAt()!);
+        const answered = (await manager.fetchNextRequest())!;
+        await manager.handleResponse({ request: answered }, { statusCode: 200, headers: {} });
+        answered.pushErrorMessage(new Error('the page did not parse'));
+        await manager.markRequestHandled(answered);
+        await refuseUntilStalled(manager, clock, 1);
+        expect(await manager.isFinished()).toBe(false);
+    });
+
     test('checkReadiness precedence: ready > stalled > waiting > finished', async () => {
         const { manager, clock } = setup({ maxDomainStallSecs: 2, baseDelaySecs: 1 });
         expect(await manager.checkReadiness()).toEqual({ kind: 'finished' });

@@ -456,12 +456,25 @@ export class DomainState implements DomainStateData {
         this.lastImposedMs = Math.max(0, this.backoffUntil - now);
     }
 
-    /** A request of the domain was answered without a refusal: the run of refusals is broken. */
-    recordSuccess(): void {
-        this.handled += 1;
+    /** The domain answered a request without a refusal: the run of refusals is broken. */
+    recordAnswered(): void {
         this.refusingSince = 0;
         this.stallMs = 0;
         this.lastImposedMs = 0;
+    }
+
+    /** A request of the domain was handled successfully (which also breaks a run of refusals). */
+    recordSuccess(): void {
+        this.handled += 1;
+        this.recordAnswered();
+    }
+
+    /**
+     * A request of the domain was given up on: Crawlee marks failed requests handled too. It counts
+     * as handled but breaks no run of refusals, or a domain refusing everything would never stall.
+     */
+    recordGivenUp(): void {
+        this.handled += 1;
     }
 
     /**

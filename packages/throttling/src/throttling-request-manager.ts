@@ -521,7 +521,9 @@ export class ThrottlingRequestManager implements IRequestManager {
         if (handout.domain) {
             const networkError = this.noteNetworkError(handout, request);
             this.completeHandout(handout);
-            if (!networkError) this.states.update(handout.domain.key, (s) => s.recordSuccess());
+            // A request that failed for good comes back with a new error message, and is no success.
+            const failed = handout.errors !== undefined && (request.errorMessages?.length ?? 0) > handout.errors;
+            if (!networkError) this.states.update(handout.domain.key, (s) => (failed ? s.recordGivenUp() : s.recordSuccess()));
         }
         return result;
     }
@@ -713,6 +715,8 @@ export class ThrottlingRequestManager implements IRequestManager {
         }
         if (handout?.domain) this.settleShared(handout.domain, now);
         if (!triggers) {
+            // The server answered: a run of refusals is broken, whatever the request handler makes of it.
+            for (const k of scopeKeys) if (this.isThrottled(k) || handout) this.states.update(k, (s) => s.recordAnswered());
             if (key !== undefined && limits && this.isThrottled(key)) {
                 this.states.update(key, (s) => s.announce(now, limits.remaining, limits.resetMs, policy.backoffMaxDelayMs));
             }
