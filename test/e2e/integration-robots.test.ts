@@ -17,7 +17,7 @@ afterAll(async () => {
 });
 
 /** Crawls `pages` paths of a fresh host whose robots.txt answers `robots`; returns what the server saw. */
-async function crawl(host: string, robots: Reply, pages: number, options: Partial<ThrottlingRequestManagerOptions> = {}) {
+async function crawl(host: string, robots: Reply | ((n: number) => Reply), pages: number, options: Partial<ThrottlingRequestManagerOptions> = {}) {
     const server = await startServer({ host, robots });
     servers.push(server);
     const config = memoryConfig();
@@ -61,14 +61,26 @@ describe('robots.txt Crawl-delay in a real crawl (HttpCrawler)', () => {
         expect(snapshot).toMatchObject({ crawlDelayMs: 500, intervalMs: 500 });
     });
 
-    test('robots.txt answering 429 with Retry-After: 1 holds the first page request back for 1 s', async () => {
+    test('robots.txt answering 429 with Retry-After: 1 holds the pages back, and is read once more after the backoff', async () => {
         const { server, snapshot } = await crawl('127.0.0.12', { status: 429, headers: { 'retry-after': '1' }, body: 'slow down' }, 3);
 
+        // Read twice (the second read waits out the first 429), then given up on for this process.
         const robots = server.robots();
-        expect(robots).toHaveLength(1);
+        expect(robots).toHaveLength(2);
+        expect(robots[1].at - robots[0].at).toBeGreaterThanOrEqual(1000);
         const firstPage = server.pages()[0];
-        expect(firstPage.at - robots[0].at).toBeGreaterThanOrEqual(1000);
+        expect(firstPage.at - robots[1].at).toBeGreaterThanOrEqual(1000);
         expect(snapshot?.crawlDelayMs).toBe(0);
+    });
+
+    test('a robots.txt that answered 429 and then its file: the Crawl-delay of the second read applies', async () => {
+        const robots = (n: number): Reply => (n === 1 ? { status: 429, headers: { 'retry-after': '1' }, body: 'slow down' } : crawlDelay(0.3));
+        const { server, gaps, snapshot } = await crawl('127.0.0.15', robots, 4);
+
+        expect(server.robots()).toHaveLength(2);
+        expect(server.pages()[0].at).toBeGreaterThan(server.robots()[1].at);
+        expect(snapshot).toMatchObject({ crawlDelayMs: 300 });
+        expect(gaps.filter((g) => g < 300)).toEqual([]);
     });
 
     test('robots.txt 404: no crawl delay, pages may come close together', async () => {

@@ -131,3 +131,30 @@ describe('origin checks (robots.txt) per origin, re-read when stale', () => {
         expect(snap(manager, 'a.com')?.crawlDelayMs).toBe(0);
     });
 });
+
+describe("origin checks that learned nothing ('retry')", () => {
+    test('are run once more before the next request, then count as done', async () => {
+        const clock = new ManualClock(1_700_000_000_000);
+        const manager = new ThrottlingRequestManager({ domains: 'all', clock }, memoryConfig());
+        const outcomes: ('retry' | undefined)[] = ['retry', 'retry'];
+        let calls = 0;
+        manager.setDomainGate(async () => {
+            calls += 1;
+            return outcomes.shift();
+        });
+        await manager.addRequest({ url: 'https://a.com/1' });
+        await manager.addRequest({ url: 'https://a.com/2' });
+        await settle();
+        expect(calls).toBe(1);
+
+        // The next request waits for a second check; its 'retry' is not honoured again.
+        expect(await manager.fetchNextRequest()).toBeNull();
+        await settle();
+        expect(calls).toBe(2);
+        const first = await manager.fetchNextRequest();
+        expect(first).not.toBeNull();
+        await manager.markRequestHandled(first!);
+        expect(await manager.fetchNextRequest()).not.toBeNull();
+        expect(calls).toBe(2);
+    });
+});

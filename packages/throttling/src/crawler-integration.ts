@@ -127,6 +127,8 @@ export function attachCrawler(manager: ThrottlingRequestManager, crawler: Attach
                 const proxyUrl = (await crawler.proxyConfiguration?.newUrl()) ?? undefined;
                 const verdict = await robots.get(url, { userAgent: options.robotsUserAgent, proxyUrl });
                 applyRobotsVerdict(manager, url, verdict);
+                // A 429 said nothing about delays: read robots.txt once more when the backoff ends.
+                return verdict.kind === 'rateLimited' ? 'retry' : undefined;
             },
             { recheckAfterMs: DEFAULT_ROBOTS_TTL_MS },
         );

@@ -19,6 +19,10 @@ export class DomainQueue {
     gatesPending = 0;
     /** When each origin of the domain was last checked, so the check runs once per origin (and again when stale). */
     readonly checkedOrigins = new Map<string, number>();
+    /** Origins whose check already got its one retry (robots.txt answered 429). */
+    readonly retriedOrigins = new Set<string>();
+    /** Origins to check again before their next dispatch (that retry, not yet run). */
+    readonly retryPending = new Set<string>();
     /** Bumped on every filing in the waiting heap, so older heap items are recognised as stale. */
     heapVersion = 0;
     /** Held until then because the head request waits for another of its scopes (or a quota). */

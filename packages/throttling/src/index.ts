@@ -31,7 +31,7 @@ export {
 export type { StalledDomain } from './errors';
 export { parseRetryAfter } from './retry-after';
 export type { AttachableCrawler, NavigationContext } from './crawler-integration';
-export type { DomainGate, DomainGateOptions } from './throttling-request-manager';
+export type { DomainGate, DomainGateOptions, DomainGateOutcome } from './throttling-request-manager';
 export { parseRateLimitHeaders } from './rate-limit-headers';
 export type { RateLimitInfo, RateLimitSource } from './rate-limit-headers';
 export { RobotsCrawlDelayCache, fetchRobotsTxtWithGotScraping } from './robots-crawl-delay';

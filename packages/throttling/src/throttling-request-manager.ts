@@ -60,7 +60,14 @@ const MAX_MOVES_PER_FETCH = 100;
  * robots.txt), and again once its last check is older than the gate's `recheckAfterMs`; the domain
  * is held back, without blocking any fetch, until the promise settles.
  */
-export type DomainGate = (domainKey: string, firstUrl: string) => Promise<void>;
+export type DomainGate = (domainKey: string, firstUrl: string) => Promise<void | DomainGateOutcome>;
+
+/**
+ * What a check may answer: `'retry'` when it learned nothing (robots.txt answered 429). The origin is
+ * then checked once more before its next request, which waits for the backoff the answer caused;
+ * a second `'retry'` counts as checked.
+ */
+export type DomainGateOutcome = 'retry';
 
 /** Options of {@link ThrottlingRequestManager.setDomainGate}. */
 export interface DomainGateOptions {
@@ -1051,22 +1058,33 @@ export class ThrottlingRequestManager implements IRequestManager {
         for (const listener of this.wakeListeners) listener();
     }
 
-    /** Whether the origin of `url` must be checked (robots.txt) before a request to it goes out. */
-    private needsGate(entry: DomainQueue, url: string, now: number): boolean {
+    /**
+     * Whether the origin of `url` must be checked (robots.txt) before a request to it goes out. A
+     * retry of a check that learned nothing is due only `atDispatch`, i.e. once the backoff its answer
+     * caused has passed, not when more requests are added.
+     */
+    private needsGate(entry: DomainQueue, url: string, now: number, atDispatch = false): boolean {
         if (!this.domainGate) return false;
-        const checkedAt = entry.checkedOrigins.get(originOf(url));
+        const origin = originOf(url);
+        if (atDispatch && entry.retryPending.has(origin)) return true;
+        const checkedAt = entry.checkedOrigins.get(origin);
         return checkedAt === undefined || now - checkedAt >= this.gateRecheckAfterMs;
     }
 
     /** Starts the check of the origin of `url` if it is due, holding the domain back until it settles. */
-    private maybeGate(entry: DomainQueue, url: string): void {
+    private maybeGate(entry: DomainQueue, url: string, atDispatch = false): void {
         const gate = this.domainGate;
         const now = this.clock.now();
-        if (!gate || !this.needsGate(entry, url, now)) return;
+        if (!gate || !this.needsGate(entry, url, now, atDispatch)) return;
         const origin = originOf(url);
+        entry.retryPending.delete(origin);
         entry.checkedOrigins.set(origin, now);
         entry.gatesPending += 1;
-        const release = () => {
+        const release = (outcome?: void | DomainGateOutcome) => {
+            if (outcome === 'retry' && !entry.retriedOrigins.has(origin)) {
+                entry.retriedOrigins.add(origin);
+                entry.retryPending.add(origin);
+            }
             // Counted from when the answer came, so the next check finds the robots.txt cache expired too.
             entry.checkedOrigins.set(origin, this.clock.now());
             entry.gatesPending -= 1;
@@ -1249,12 +1267,12 @@ export class ThrottlingRequestManager implements IRequestManager {
                 this.undoDispatch(entry, reservation, 1);
                 throw error;
             }
-            if (request && this.needsGate(entry, request.url, now)) {
+            if (request && this.needsGate(entry, request.url, now, true)) {
                 // An origin not checked yet in this process (a domain restored from an earlier run, a
                 // new subdomain under a registrable-domain key) or checked too long ago: check it first.
                 this.undoDispatch(entry, reservation, 1);
                 await queue.reclaimRequest(request, { forefront: true });
-                this.maybeGate(entry, request.url);
+                this.maybeGate(entry, request.url, true);
                 continue;
             }
             if (request) {
