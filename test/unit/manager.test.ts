@@ -9,6 +9,7 @@ import {
     ThrottlingRequestManager,
 } from '../../packages/throttling/src';
 import type { ThrottlingRequestManagerOptions } from '../../packages/throttling/src';
+import { DomainRequestQueue } from '../../packages/throttling/src/domain-request-queue';
 import { memoryConfig } from '../helpers/storage';
 
 function setup(options: Partial<ThrottlingRequestManagerOptions> = {}) {
@@ -389,6 +390,53 @@ describe('ThrottlingRequestManager: stall', () => {
         await manager.markRequestHandled(answered);
         await refuseUntilStalled(manager, clock, 1);
         expect(await manager.isFinished()).toBe(false);
+    });
+
+    test('an idle poll does not ask every domain queue: quiet ones are asked only before the crawl is called finished', async () => {
+        const asked = new Map<string, number>();
+        const clock = new ManualClock();
+        const config = memoryConfig();
+        const manager = new ThrottlingRequestManager(
+            {
+                domains: 'all',
+                clock,
+                requestManagerOpener: async (name, opts) => {
+                    const queue = await RequestQueue.open(name, opts);
+                    const isFinished = queue.isFinished.bind(queue);
+                    queue.isFinished = async () => {
+                        asked.set(name, (asked.get(name) ?? 0) + 1);
+                        return isFinished();
+                    };
+                    return queue;
+                },
+            },
+            config,
+        );
+        for (const host of ['a.com', 'b.com', 'c.com']) await manager.addRequest({ url: `https://${host}/1` });
+        for (const r of await fetchAll(manager)) await manager.markRequestHandled(r);
+        await manager.addRequest({ url: 'https://a.com/2' });
+        manager.recordPacingSignal({ reason: 'rateLimited', url: 'https://a.com/', waitMs: 5_000 });
+
+        // a.com waits out its backoff: b.com and c.com are quiet, and nobody asks their queues.
+        for (let i = 0; i < 5; i++) expect((await manager.checkReadiness()).kind).toBe('waiting');
+        expect([...asked.values()].reduce((a, b) => a + b, 0)).toBe(0);
+
+        clock.advance(5_000);
+        await manager.markRequestHandled((await manager.fetchNextRequest())!);
+        expect(await manager.checkReadiness()).toEqual({ kind: 'finished' });
+        expect(Object.fromEntries(asked)).toEqual({ 'throttled-a.com': 1, 'throttled-b.com': 1, 'throttled-c.com': 1 });
+    });
+
+    test('work a quiet queue holds that we did not count is found before the crawl is called finished', async () => {
+        const { manager, config } = setup({ domains: 'all' });
+        await manager.addRequest({ url: 'https://a.com/1' });
+        await manager.markRequestHandled((await manager.fetchNextRequest())!);
+        // Added to the domain's queue behind the manager's back (another process, a user).
+        const behind = await DomainRequestQueue.open('throttled-a.com', { config });
+        await behind.addRequest({ url: 'https://a.com/behind' });
+
+        expect((await manager.checkReadiness()).kind).toBe('ready');
+        expect((await manager.fetchNextRequest())?.url).toBe('https://a.com/behind');
     });
 
     test('checkReadiness precedence: ready > stalled > waiting > finished', async () => {

@@ -806,34 +806,52 @@ export class ThrottlingRequestManager implements IRequestManager {
         if (this.firstReady(now)) return { kind: 'ready' };
         if (!(await inner.isEmpty())) return { kind: 'ready' };
 
+        // Domains we count work for are unfinished without asking their queues: asking an empty
+        // RequestQueue is a storage call (an API call on the Apify platform), and this runs on every
+        // idle poll of the pool, so at thousands of domains it must not ask every queue.
+        const counted = [...this.domainQueues.values()].filter((entry) => entry.opened && (entry.queued > 0 || entry.inFlight > 0));
         const stalled: StalledDomain[] = [];
-        let readyAt: number | null = null;
-        let inFlight = 0;
-        const unfinished = await Promise.all(
-            [...this.domainQueues.values()].map(async (entry) => ({ entry, finished: entry.opened ? await entry.opened.isFinished() : true })),
-        );
-        for (const { entry, finished } of unfinished) {
-            inFlight += entry.inFlight;
-            if (finished) continue;
-            const state = this.states.read(entry.key);
-            if (entry.queued === 0 && entry.inFlight === 0) {
-                // The queue holds work we did not count (locked by a dead process, or added behind our
-                // back): probe it again once its clocks allow.
-                entry.queued = Math.max(1, entry.opened!.getPendingCount());
-                this.reschedule(entry, now);
-            }
-            const stalledForMs = state ? state.stalledForMs(now) : 0;
-            if (entry.queued > 0 && stalledForMs > this.options.maxDomainStallMs) {
-                stalled.push({ domain: entry.key, stalledForMs, queued: entry.queued });
-            }
-            const at = this.entryReadyAt(entry, now);
-            if (entry.queued > 0 && (readyAt === null || at < readyAt)) readyAt = at;
+        for (const entry of counted) {
+            const stalledForMs = entry.queued > 0 ? (this.states.read(entry.key)?.stalledForMs(now) ?? 0) : 0;
+            if (stalledForMs <= this.options.maxDomainStallMs) continue;
+            // Ending the crawl is for real work only: our count may be ahead of the queue.
+            if (await entry.opened!.isFinished()) entry.queued = 0;
+            else stalled.push({ domain: entry.key, stalledForMs, queued: entry.queued });
         }
         if (this.firstReady(now)) return { kind: 'ready' };
         if (stalled.length > 0) return { kind: 'stalled', domains: stalled };
+
+        let { readyAt, inFlight } = this.waitingSummary(counted, now);
+        if (readyAt === null && inFlight === 0) {
+            // Nothing counted is left: before calling the crawl finished, ask the quiet queues whether
+            // they hold work we did not count (locked by a dead process, or added behind our back).
+            const quiet = [...this.domainQueues.values()].filter((entry) => entry.opened && entry.queued === 0 && entry.inFlight === 0);
+            const verdicts = await Promise.all(quiet.map(async (entry) => ({ entry, finished: await entry.opened!.isFinished() })));
+            const found = verdicts.filter((v) => !v.finished).map((v) => v.entry);
+            for (const entry of found) {
+                // Probe it again once its clocks allow.
+                entry.queued = Math.max(1, entry.opened!.getPendingCount());
+                this.reschedule(entry, now);
+            }
+            if (this.firstReady(now)) return { kind: 'ready' };
+            ({ readyAt, inFlight } = this.waitingSummary(found, now));
+        }
         const innerFinished = await inner.isFinished();
         if (readyAt !== null || inFlight > 0 || !innerFinished) return { kind: 'waiting', readyAt, inFlight };
         return { kind: 'finished' };
+    }
+
+    /** The earliest time one of `entries` with queued work becomes ready, and their requests in flight. */
+    private waitingSummary(entries: DomainQueue[], now: number): { readyAt: number | null; inFlight: number } {
+        let readyAt: number | null = null;
+        let inFlight = 0;
+        for (const entry of entries) {
+            inFlight += entry.inFlight;
+            if (entry.queued <= 0) continue;
+            const at = this.entryReadyAt(entry, now);
+            if (readyAt === null || at < readyAt) readyAt = at;
+        }
+        return { readyAt, inFlight };
     }
 
     /** Earliest time a waiting domain with work becomes ready (undefined when none waits). */
