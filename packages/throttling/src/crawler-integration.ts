@@ -78,8 +78,8 @@ export function discardBody(response: unknown): void {
 
 /**
  * Wires a crawler to the manager: responses reach it through a post-navigation hook, its pool is
- * woken when held-back work becomes ready, robots.txt crawl delays are read before each domain's
- * first dispatch, and settings that would fight the throttler are reported once.
+ * woken when held-back work becomes ready, robots.txt crawl delays are read before the first request
+ * to each origin (and again after 24 h), and settings that would fight the throttler are reported once.
  */
 export function attachCrawler(manager: ThrottlingRequestManager, crawler: AttachableCrawler): void {
     if (!crawlerUsesManager(crawler, manager)) {

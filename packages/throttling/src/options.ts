@@ -114,8 +114,8 @@ export interface ThrottlingRequestManagerOptions extends Omit<ScopeSettings, 'ba
      */
     maxFreeRetries?: number;
     /**
-     * Read robots.txt `Crawl-delay` of each domain (once per origin, before its first dispatch) and
-     * apply it as the domain's crawl delay.
+     * Read robots.txt `Crawl-delay` of each origin before the first request to it (and again once
+     * the last read is 24 h old) and apply it as its domain's crawl delay.
      * @default true
      */
     respectCrawlDelay?: boolean;

@@ -688,7 +688,7 @@ export class ThrottlingRequestManager implements IRequestManager {
     /**
      * Wires a crawler to this manager in one call: its responses reach the manager (429s back off
      * the domain and are retried for free), its pool wakes when held-back work becomes ready, and
-     * robots.txt crawl delays are read before each domain's first dispatch. Returns the manager.
+     * robots.txt crawl delays are read before the first request to each origin. Returns the manager.
      */
     attach(crawler: AttachableCrawler | object): this {
         attachCrawler(this, crawler as AttachableCrawler);
