@@ -49,17 +49,21 @@ describe('pacing across crawler processes (FileDomainClock)', () => {
     });
 
     const halves = () => [0, 1].map((half) => Array.from({ length: 8 }, (_, i) => web.url(HOST, `/page/${half * 8 + i}`)));
-    const run = (shared: boolean) =>
-        Promise.all(
+    const run = (shared: boolean) => {
+        // Both start crawling at one moment, however long each process takes to load.
+        const startAt = String(Date.now() + 3_000);
+        return Promise.all(
             halves().map((urls) =>
                 crawlerProcess({
                     CRAWL_URLS: JSON.stringify(urls),
                     CRAWL_PROXY_URL: web.proxyUrl,
                     CRAWL_DELAY_SECS: String(DELAY_SECS),
+                    CRAWL_START_AT: startAt,
                     ...(shared ? { SHARED_CLOCK_DIR: dir } : {}),
                 }),
             ),
         );
+    };
 
     test('two processes sharing a clock directory keep the interval together: no refusals, no gap under the interval', async () => {
         const results = await run(true);
