@@ -717,13 +717,15 @@ export class ThrottlingRequestManager implements IRequestManager {
         const triggers = scopeKeys.length ? scopeKeys.some((k) => this.policyOf(k).backoffStatusCodes.has(info.statusCode)) : policy.backoffStatusCodes.has(info.statusCode);
         for (const k of scopeKeys) {
             if (!this.isThrottled(k) && !handout) continue;
-            this.states.update(k, (s) => s.armAfterResponse(now, this.floorMs, this.policyOf(k)));
+            this.states.update(k, (s) => {
+                s.armAfterResponse(now, this.floorMs, this.policyOf(k));
+                // The server answered: a run of refusals is broken, whatever the request handler makes of it.
+                if (!triggers) s.recordAnswered();
+            });
             this.publishShared(k);
         }
         if (handout?.domain) this.settleShared(handout.domain, now);
         if (!triggers) {
-            // The server answered: a run of refusals is broken, whatever the request handler makes of it.
-            for (const k of scopeKeys) if (this.isThrottled(k) || handout) this.states.update(k, (s) => s.recordAnswered());
             if (key !== undefined && limits && this.isThrottled(key)) {
                 this.states.update(key, (s) => s.announce(now, limits.remaining, limits.resetMs, policy.backoffMaxDelayMs));
             }
