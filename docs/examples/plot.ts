@@ -1,6 +1,9 @@
 // Renders the rampup example's run as an SVG: the searched rate over time, the rate the server
 // actually served (per second), and each refusal as a red tick.
-export function rampupPlot(run: { rates: { at: number; rate: number }[]; arrivals: { at: number; status: number }[] }, limit: number): string {
+export function rampupPlot(
+    run: { rates: { at: number; rate: number }[]; arrivals: { at: number; status: number }[] },
+    limit: number,
+): string {
     // Before its first refusal the search does not pace at all (an infinite rate): not drawn.
     const rates = run.rates.filter((r) => Number.isFinite(r.rate));
     const start = Math.min(...run.arrivals.map((a) => a.at));
@@ -12,7 +15,9 @@ export function rampupPlot(run: { rates: { at: number; rate: number }[]; arrival
     const maxRate = Math.max(limit * 1.6, ...rates.map((r) => r.rate));
     const x = (at: number) => pad.left + ((at - start) / 1000 / seconds) * (width - pad.left - pad.right);
     const y = (rate: number) => height - pad.bottom - (rate / maxRate) * (height - pad.top - pad.bottom);
-    const searched = rates.map((r, i) => `${i === 0 ? 'M' : 'L'}${x(r.at).toFixed(1)},${y(r.rate).toFixed(1)}`).join(' ');
+    const searched = rates
+        .map((r, i) => `${i === 0 ? 'M' : 'L'}${x(r.at).toFixed(1)},${y(r.rate).toFixed(1)}`)
+        .join(' ');
     const served: string[] = [];
     for (let t = start; t <= end; t += 250) {
         const n = run.arrivals.filter((a) => a.status < 400 && a.at > t - 1000 && a.at <= t).length;
@@ -20,11 +25,17 @@ export function rampupPlot(run: { rates: { at: number; rate: number }[]; arrival
     }
     const refusals = run.arrivals
         .filter((a) => a.status >= 400)
-        .map((a) => `<line x1="${x(a.at).toFixed(1)}" x2="${x(a.at).toFixed(1)}" y1="${height - pad.bottom}" y2="${pad.top}" stroke="#d33" stroke-width="1" opacity="0.6"/>`)
+        .map(
+            (a) =>
+                `<line x1="${x(a.at).toFixed(1)}" x2="${x(a.at).toFixed(1)}" y1="${height - pad.bottom}" y2="${pad.top}" stroke="#d33" stroke-width="1" opacity="0.6"/>`,
+        )
         .join('');
     const ticks = Array.from({ length: Math.floor(seconds) + 1 }, (_, s) => s)
         .filter((s) => s % 2 === 0)
-        .map((s) => `<text x="${x(start + s * 1000).toFixed(1)}" y="${height - 14}" font-size="11" text-anchor="middle">${s}s</text>`)
+        .map(
+            (s) =>
+                `<text x="${x(start + s * 1000).toFixed(1)}" y="${height - 14}" font-size="11" text-anchor="middle">${s}s</text>`,
+        )
         .join('');
     const rateTicks = Array.from({ length: Math.floor(maxRate) + 1 }, (_, r) => r)
         .filter((r) => r % 2 === 0)

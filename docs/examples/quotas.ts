@@ -30,7 +30,10 @@ export async function main(config?: ConstructorParameters<typeof HttpCrawler>[1]
         );
         throttler.attach(crawler);
         await crawler.run(
-            Array.from({ length: 12 }, (_, i) => ({ url: web.url('api.paid.example', `/page/${i}`), userData: { throttlingScopes: { '@credits': 2 } } })),
+            Array.from({ length: 12 }, (_, i) => ({
+                url: web.url('api.paid.example', `/page/${i}`),
+                userData: { throttlingScopes: { '@credits': 2 } },
+            })),
         );
         // Requests per quota window (windows are fixed, aligned on the epoch), as the server logged
         // them. A request handed out in the last moments of a window arrives in the next one.

@@ -9,7 +9,10 @@ export async function main(config?: ConstructorParameters<typeof HttpCrawler>[1]
     // A site that allows 5 requests per second (burst 2) and answers 429 + Retry-After beyond.
     const web = await startPoliteWeb({ sites: [{ host: 'shop.example', rate: 5, burst: 2, pages: 40 }] });
     try {
-        const throttler = new ThrottlingRequestManager({ domains: 'all', scopes: { 'shop.example': { rampup: true } } }, config);
+        const throttler = new ThrottlingRequestManager(
+            { domains: 'all', scopes: { 'shop.example': { rampup: true } } },
+            config,
+        );
         const rates: { at: number; rate: number }[] = [];
         const crawler = new HttpCrawler(
             {
@@ -26,7 +29,14 @@ export async function main(config?: ConstructorParameters<typeof HttpCrawler>[1]
         await crawler.run(Array.from({ length: 40 }, (_, i) => web.url('shop.example', `/page/${i}`)));
         const site = web.score().sites[0];
         const arrivals = web.log.filter((e) => e.path !== '/robots.txt').map((e) => ({ at: e.time, status: e.status }));
-        return { served: site.distinctPagesServed, refusals: site.refusals, requests: site.requests, finalRate: rates.at(-1)?.rate, rates, arrivals };
+        return {
+            served: site.distinctPagesServed,
+            refusals: site.refusals,
+            requests: site.requests,
+            finalRate: rates.at(-1)?.rate,
+            rates,
+            arrivals,
+        };
     } finally {
         await web.close();
     }

@@ -44,7 +44,10 @@ export async function main(config?: ConstructorParameters<typeof HttpCrawler>[1]
         const hosts = ['eu.search.example', 'us.search.example'];
         await crawler.run(
             hosts.flatMap((host) =>
-                Array.from({ length: 6 }, (_, i) => ({ url: web.url(host, `/page/${i}`), userData: { throttlingScopes: '@search-backend' } })),
+                Array.from({ length: 6 }, (_, i) => ({
+                    url: web.url(host, `/page/${i}`),
+                    userData: { throttlingScopes: '@search-backend' },
+                })),
             ),
         );
         return { served: web.score().totals.served, maxInFlight };

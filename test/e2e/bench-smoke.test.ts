@@ -29,7 +29,11 @@ describe('benchmarks (smoke, quick mode)', () => {
         const sections = ['## B1', '## B2', '## B3', '## B4'].map((h) => md.indexOf(h));
         expect(sections.every((i) => i >= 0)).toBe(true);
         expect([...sections].sort((a, b) => a - b)).toEqual(sections);
-        const tableHeads = [/\| contender \| setup \| pages completed \|/g, /\| domains \| store \| requests \|/g, /\| setup \| requests \| gaps \| p50 lateness \| p99 lateness \|/g];
+        const tableHeads = [
+            /\| contender \| setup \| pages completed \|/g,
+            /\| domains \| store \| requests \|/g,
+            /\| setup \| requests \| gaps \| p50 lateness \| p99 lateness \|/g,
+        ];
         expect(md.match(tableHeads[0])).toHaveLength(2); // B1 and B2
         expect(md.match(tableHeads[1])).toHaveLength(1); // B3
         expect(md.match(tableHeads[2])).toHaveLength(1); // B4
@@ -39,7 +43,13 @@ describe('benchmarks (smoke, quick mode)', () => {
 
         // Every contender did the same work: 2 sites × 6 pages.
         for (const scenario of [results.b1!, results.b2!]) {
-            expect(scenario.contenders.map((c) => c.contender)).toEqual(['plain', 'sameDomainDelay', 'maxRequestsPerMinute', 'throttler', 'throttlerRampup']);
+            expect(scenario.contenders.map((c) => c.contender)).toEqual([
+                'plain',
+                'sameDomainDelay',
+                'maxRequestsPerMinute',
+                'throttler',
+                'throttlerRampup',
+            ]);
             for (const c of scenario.contenders) expect(c.pagesTotal).toBe(12);
         }
         expect(results.b4!.every((r) => r.samples > 0)).toBe(true);

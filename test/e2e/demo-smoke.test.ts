@@ -13,7 +13,13 @@ describe('demo (smoke)', () => {
 
     test('crawls 2 small sites with and without the throttler and writes a self-contained HTML report', async () => {
         let printed = '';
-        const result = await runDemo({ sites: 2, pages: 5, quiet: true, out: dir, stdout: { write: (text: string) => (printed += text) } });
+        const result = await runDemo({
+            sites: 2,
+            pages: 5,
+            quiet: true,
+            out: dir,
+            stdout: { write: (text: string) => (printed += text) },
+        });
 
         expect(result.reportPath).toBe(join(dir, 'index.html'));
         expect(existsSync(result.reportPath)).toBe(true);

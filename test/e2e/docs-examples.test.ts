@@ -35,17 +35,16 @@ describe('docs examples run', () => {
         // first batch, handed out late in a window, can reach the server in the next one.
         const handedOut = new Map<number, number>();
         const original = ThrottlingRequestManager.prototype.fetchNextRequest;
-        const spy = jest.spyOn(ThrottlingRequestManager.prototype, 'fetchNextRequest').mockImplementation(async function (
-            this: ThrottlingRequestManager,
-            ...args: Parameters<typeof original>
-        ) {
-            const request = await original.apply(this, args);
-            if (request) {
-                const window = Math.floor(Date.now() / 2000);
-                handedOut.set(window, (handedOut.get(window) ?? 0) + 1);
-            }
-            return request;
-        });
+        const spy = jest
+            .spyOn(ThrottlingRequestManager.prototype, 'fetchNextRequest')
+            .mockImplementation(async function (this: ThrottlingRequestManager, ...args: Parameters<typeof original>) {
+                const request = await original.apply(this, args);
+                if (request) {
+                    const window = Math.floor(Date.now() / 2000);
+                    handedOut.set(window, (handedOut.get(window) ?? 0) + 1);
+                }
+                return request;
+            });
         try {
             const result = await quotas(memoryConfig());
             expect(result.served).toBe(12);

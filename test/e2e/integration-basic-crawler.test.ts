@@ -21,7 +21,10 @@ describe('BasicCrawler reporting responses itself', () => {
     test('handleResponse() in the request handler: every page done, each 429 waited out, retryCount 0', async () => {
         const paths = Array.from({ length: 6 }, (_, i) => `/basic/${i + 1}`);
         const config = memoryConfig();
-        const throttler = new ThrottlingRequestManager({ domains: 'all', maxDomainStallSecs: 30, baseDelaySecs: 0.3 }, config);
+        const throttler = new ThrottlingRequestManager(
+            { domains: 'all', maxDomainStallSecs: 30, baseDelaySecs: 0.3 },
+            config,
+        );
         const done: { path: string; retryCount: number; status: number }[] = [];
         const crawler = new BasicCrawler(
             {
@@ -31,7 +34,11 @@ describe('BasicCrawler reporting responses itself', () => {
                 requestHandler: async (context) => {
                     const res = await context.sendRequest();
                     await throttler.handleResponse(context, res);
-                    done.push({ path: new URL(context.request.url).pathname, retryCount: context.request.retryCount, status: res.statusCode });
+                    done.push({
+                        path: new URL(context.request.url).pathname,
+                        retryCount: context.request.retryCount,
+                        status: res.statusCode,
+                    });
                 },
             },
             config,
@@ -45,7 +52,9 @@ describe('BasicCrawler reporting responses itself', () => {
         expect(done.map((d) => d.retryCount)).toEqual(paths.map(() => 0));
         const pages = server.pages().filter((e) => e.path.startsWith('/basic/'));
         expect(pages.filter((e) => e.status === 429).length).toBeGreaterThanOrEqual(paths.length - 1);
-        const tooEarly = retriesAfterRefusals(pages).filter((r) => r.retriedAt === undefined || r.retriedAt - r.refusedAt < 1000);
+        const tooEarly = retriesAfterRefusals(pages).filter(
+            (r) => r.retriedAt === undefined || r.retriedAt - r.refusedAt < 1000,
+        );
         expect(tooEarly).toEqual([]);
     });
 });
@@ -64,7 +73,10 @@ describe('attach() on a crawler that does not use the throttler', () => {
         const config = memoryConfig();
         const throttler = new ThrottlingRequestManager({ domains: 'all' }, config);
         const other = new ThrottlingRequestManager({ domains: 'all' }, config);
-        const crawler = new BasicCrawler({ requestQueue: other.asRequestQueue(), requestHandler: async () => undefined }, config);
+        const crawler = new BasicCrawler(
+            { requestQueue: other.asRequestQueue(), requestHandler: async () => undefined },
+            config,
+        );
 
         expect(() => throttler.attach(crawler)).toThrow(/requestQueue/);
         expect(() => other.attach(crawler)).not.toThrow();

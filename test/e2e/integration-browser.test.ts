@@ -10,7 +10,14 @@ import type { CrawlerFactory } from '../helpers/throttled-crawl';
 import { crawlThroughThrottler } from '../helpers/throttled-crawl';
 
 const CHROMIUM = '/usr/bin/chromium';
-const CHROMIUM_ARGS = ['--no-sandbox', '--disable-gpu', '--disable-background-networking', '--disable-component-update', '--disable-sync', '--no-first-run'];
+const CHROMIUM_ARGS = [
+    '--no-sandbox',
+    '--disable-gpu',
+    '--disable-background-networking',
+    '--disable-component-update',
+    '--disable-sync',
+    '--no-first-run',
+];
 
 // Chosen at load time: these tests need Debian's chromium.
 const describeWithChromium = existsSync(CHROMIUM) ? describe : describe.skip;
@@ -70,34 +77,39 @@ const browsers: [string, CrawlerFactory, string][] = [
 
 const PAGES = 6;
 
-describeWithChromium.each(browsers)('%s against a host answering 429 + Retry-After: 1 to every second page request', (name, makeCrawler, host) => {
-    let server: TestServer;
-    beforeAll(async () => {
-        server = await startServer({ host, handler: refuseEverySecondPage() });
-    });
-    afterAll(async () => server?.close());
+describeWithChromium.each(browsers)(
+    '%s against a host answering 429 + Retry-After: 1 to every second page request',
+    (name, makeCrawler, host) => {
+        let server: TestServer;
+        beforeAll(async () => {
+            server = await startServer({ host, handler: refuseEverySecondPage() });
+        });
+        afterAll(async () => server?.close());
 
-    test('handles every page, waits out each Retry-After and spends no retry', async () => {
-        const paths = Array.from({ length: PAGES }, (_, i) => `/page/${i + 1}`);
-        const { handled, failed } = await crawlThroughThrottler(
-            makeCrawler,
-            paths.map((p) => server.url(p)),
-            { maxConcurrency: 2 },
-        );
+        test('handles every page, waits out each Retry-After and spends no retry', async () => {
+            const paths = Array.from({ length: PAGES }, (_, i) => `/page/${i + 1}`);
+            const { handled, failed } = await crawlThroughThrottler(
+                makeCrawler,
+                paths.map((p) => server.url(p)),
+                { maxConcurrency: 2 },
+            );
 
-        const pages = server.pages().filter((e) => e.path.startsWith('/page/'));
-        const refusals = pages.filter((e) => e.status === 429);
-        console.log(
-            `FIGURES ${JSON.stringify({ crawler: name, pages: PAGES, requestsSent: pages.length, received429: refusals.length, handled: handled.length, failed: failed.length, sessionsRetired: new Set(handled.map((h) => h.sessionId)).size - 1 })}`,
-        );
+            const pages = server.pages().filter((e) => e.path.startsWith('/page/'));
+            const refusals = pages.filter((e) => e.status === 429);
+            console.log(
+                `FIGURES ${JSON.stringify({ crawler: name, pages: PAGES, requestsSent: pages.length, received429: refusals.length, handled: handled.length, failed: failed.length, sessionsRetired: new Set(handled.map((h) => h.sessionId)).size - 1 })}`,
+            );
 
-        expect(failed).toEqual([]);
-        expect(handled.map((h) => h.path).sort()).toEqual([...paths].sort());
-        expect(refusals.length).toBeGreaterThanOrEqual(PAGES - 1);
-        const tooEarly = retriesAfterRefusals(pages).filter((r) => r.retriedAt === undefined || r.retriedAt - r.refusedAt < 1000);
-        expect(tooEarly).toEqual([]);
-        expect(handled.map((h) => h.retryCount)).toEqual(handled.map(() => 0));
-        expect(new Set(handled.map((h) => h.sessionId)).size).toBe(1);
-        expect(handled.map((h) => h.errorScore)).toEqual(handled.map(() => 0));
-    }, 90_000);
-});
+            expect(failed).toEqual([]);
+            expect(handled.map((h) => h.path).sort()).toEqual([...paths].sort());
+            expect(refusals.length).toBeGreaterThanOrEqual(PAGES - 1);
+            const tooEarly = retriesAfterRefusals(pages).filter(
+                (r) => r.retriedAt === undefined || r.retriedAt - r.refusedAt < 1000,
+            );
+            expect(tooEarly).toEqual([]);
+            expect(handled.map((h) => h.retryCount)).toEqual(handled.map(() => 0));
+            expect(new Set(handled.map((h) => h.sessionId)).size).toBe(1);
+            expect(handled.map((h) => h.errorScore)).toEqual(handled.map(() => 0));
+        }, 90_000);
+    },
+);

@@ -26,7 +26,10 @@ async function recordingWarnings<T>(fn: () => Promise<T>): Promise<{ result: T; 
     const warning = jest.spyOn(logPrototype, 'warning').mockImplementation((message: string) => {
         printed.push(String(message));
     });
-    const warningOnce = jest.spyOn(logPrototype, 'warningOnce').mockImplementation(function (this: unknown, message: string) {
+    const warningOnce = jest.spyOn(logPrototype, 'warningOnce').mockImplementation(function (
+        this: unknown,
+        message: string,
+    ) {
         once.push(String(message));
         // Keep the real once-per-logger bookkeeping; it prints through the mocked warning().
         originalOnce.call(this, message);
@@ -40,7 +43,8 @@ async function recordingWarnings<T>(fn: () => Promise<T>): Promise<{ result: T; 
 }
 
 /** Crawlee keeps the crawler's own delay in a protected field. */
-const sameDomainDelayMillisOf = (crawler: object) => (crawler as { sameDomainDelayMillis?: number }).sameDomainDelayMillis;
+const sameDomainDelayMillisOf = (crawler: object) =>
+    (crawler as { sameDomainDelayMillis?: number }).sameDomainDelayMillis;
 
 const servers: TestServer[] = [];
 afterAll(async () => {
@@ -48,10 +52,13 @@ afterAll(async () => {
 });
 
 describe("the crawler's own sameDomainDelaySecs", () => {
-    test('default fold: attach() raises the floor to it and switches Crawlee\'s delay off', () => {
+    test("default fold: attach() raises the floor to it and switches Crawlee's delay off", () => {
         const config = memoryConfig();
         const throttler = new ThrottlingRequestManager({ domains: 'all' }, config);
-        const crawler = new HttpCrawler({ requestQueue: throttler.asRequestQueue(), sameDomainDelaySecs: 1, requestHandler: async () => undefined }, config);
+        const crawler = new HttpCrawler(
+            { requestQueue: throttler.asRequestQueue(), sameDomainDelaySecs: 1, requestHandler: async () => undefined },
+            config,
+        );
         expect(sameDomainDelayMillisOf(crawler)).toBe(1000);
         expect(throttler.floorIntervalMs).toBe(0);
 
@@ -64,7 +71,10 @@ describe("the crawler's own sameDomainDelaySecs", () => {
     test("sameDomainDelay: 'refuse': attach() throws and leaves both settings alone", () => {
         const config = memoryConfig();
         const throttler = new ThrottlingRequestManager({ domains: 'all', sameDomainDelay: 'refuse' }, config);
-        const crawler = new HttpCrawler({ requestQueue: throttler.asRequestQueue(), sameDomainDelaySecs: 1, requestHandler: async () => undefined }, config);
+        const crawler = new HttpCrawler(
+            { requestQueue: throttler.asRequestQueue(), sameDomainDelaySecs: 1, requestHandler: async () => undefined },
+            config,
+        );
 
         const hooks = (crawler as unknown as { postNavigationHooks: unknown[] }).postNavigationHooks;
         const hookCount = hooks.length;
@@ -80,7 +90,10 @@ describe("the crawler's own sameDomainDelaySecs", () => {
 
 describe('a 429 from a host the throttler does not throttle', () => {
     test('is warned about once and handled by the crawler as usual (the retry is spent)', async () => {
-        const server = await startServer({ host: '127.0.0.1', handler: refuseFirstPerPath(() => ({ 'retry-after': '1' })) });
+        const server = await startServer({
+            host: '127.0.0.1',
+            handler: refuseFirstPerPath(() => ({ 'retry-after': '1' })),
+        });
         servers.push(server);
         const paths = ['/u/1', '/u/2', '/u/3'];
         const config = memoryConfig();
@@ -136,7 +149,9 @@ describe('a manager serving a crawler without attach()', () => {
             config,
         );
 
-        const { printed, once } = await recordingWarnings(() => crawler.run(['/n/1', '/n/2', '/n/3'].map((p) => server.url(p))));
+        const { printed, once } = await recordingWarnings(() =>
+            crawler.run(['/n/1', '/n/2', '/n/3'].map((p) => server.url(p))),
+        );
 
         expect(handled).toBe(3);
         const neverAttached = printed.filter((m) => m.includes('never attached'));
@@ -150,7 +165,10 @@ describe('a manager serving a crawler without attach()', () => {
         servers.push(server);
         const config = memoryConfig();
         const throttler = new ThrottlingRequestManager({ domains: 'all', maxDomainStallSecs: 30 }, config);
-        const crawler = new HttpCrawler({ requestQueue: throttler.asRequestQueue(), requestHandler: async () => undefined }, config);
+        const crawler = new HttpCrawler(
+            { requestQueue: throttler.asRequestQueue(), requestHandler: async () => undefined },
+            config,
+        );
         throttler.attach(crawler);
 
         const { printed } = await recordingWarnings(() => crawler.run([server.url('/a/1')]));

@@ -28,7 +28,10 @@ interface Handled {
 }
 
 /** Crawls PATHS on a host refusing the first request of each path with `headers(path)`. */
-async function crawlRefusedOnce(host: string, headers: (path: string) => OutgoingHttpHeaders): Promise<{ server: TestServer; handled: Handled[] }> {
+async function crawlRefusedOnce(
+    host: string,
+    headers: (path: string) => OutgoingHttpHeaders,
+): Promise<{ server: TestServer; handled: Handled[] }> {
     const server = await startServer({ host, handler: refuseFirstPerPath(headers) });
     servers.push(server);
     const config = memoryConfig();
@@ -60,7 +63,12 @@ function expectRefusedOnceAndHandledForFree(server: TestServer, handled: Handled
     const retries = retriesAfterRefusals(server.pages());
     expect(retries.map((r) => r.path).sort()).toEqual(PATHS);
     expect(retries.filter((r) => r.retriedAt === undefined)).toEqual([]);
-    return retries.map((r) => ({ path: r.path, refusedAt: r.refusedAt, retriedAt: r.retriedAt!, waitedMs: r.retriedAt! - r.refusedAt }));
+    return retries.map((r) => ({
+        path: r.path,
+        refusedAt: r.refusedAt,
+        retriedAt: r.retriedAt!,
+        waitedMs: r.retriedAt! - r.refusedAt,
+    }));
 }
 
 describe('Retry-After forms over real HTTP (HttpCrawler)', () => {
@@ -84,11 +92,16 @@ describe('Retry-After forms over real HTTP (HttpCrawler)', () => {
         ['absent', '127.0.0.6', undefined],
         ['0', '127.0.0.7', '0'],
         ['garbage (soon)', '127.0.0.8', 'soon'],
-    ])('Retry-After %s: exponential backoff from baseDelaySecs, never an immediate retry', async (_label, host, value) => {
-        const { server, handled } = await crawlRefusedOnce(host, () => (value === undefined ? {} : { 'retry-after': value }));
-        const retries = expectRefusedOnceAndHandledForFree(server, handled);
+    ])(
+        'Retry-After %s: exponential backoff from baseDelaySecs, never an immediate retry',
+        async (_label, host, value) => {
+            const { server, handled } = await crawlRefusedOnce(host, () =>
+                value === undefined ? {} : { 'retry-after': value },
+            );
+            const retries = expectRefusedOnceAndHandledForFree(server, handled);
 
-        const early = retries.filter((r) => r.waitedMs < BASE_DELAY_MS);
-        expect(early).toEqual([]);
-    });
+            const early = retries.filter((r) => r.waitedMs < BASE_DELAY_MS);
+            expect(early).toEqual([]);
+        },
+    );
 });

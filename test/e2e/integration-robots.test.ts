@@ -17,7 +17,12 @@ afterAll(async () => {
 });
 
 /** Crawls `pages` paths of a fresh host whose robots.txt answers `robots`; returns what the server saw. */
-async function crawl(host: string, robots: Reply | ((n: number) => Reply), pages: number, options: Partial<ThrottlingRequestManagerOptions> = {}) {
+async function crawl(
+    host: string,
+    robots: Reply | ((n: number) => Reply),
+    pages: number,
+    options: Partial<ThrottlingRequestManagerOptions> = {},
+) {
     const server = await startServer({ host, robots });
     servers.push(server);
     const config = memoryConfig();
@@ -41,17 +46,30 @@ async function crawl(host: string, robots: Reply | ((n: number) => Reply), pages
     expect(handled.sort()).toEqual([...paths].sort());
     const times = server.pages().map((e) => e.at);
     const gaps = times.slice(1).map((t, i) => t - times[i]);
-    return { server, throttler, durationMs, times, gaps, snapshot: throttler.snapshot().find((d) => d.domain === host) };
+    return {
+        server,
+        throttler,
+        durationMs,
+        times,
+        gaps,
+        snapshot: throttler.snapshot().find((d) => d.domain === host),
+    };
 }
 
-const crawlDelay = (secs: number): Reply => ({ status: 200, headers: { 'content-type': 'text/plain' }, body: `User-agent: *\nCrawl-delay: ${secs}\n` });
+const crawlDelay = (secs: number): Reply => ({
+    status: 200,
+    headers: { 'content-type': 'text/plain' },
+    body: `User-agent: *\nCrawl-delay: ${secs}\n`,
+});
 
 describe('robots.txt Crawl-delay in a real crawl (HttpCrawler)', () => {
     // Tolerance 0, measured where it matters (arrival at the server). Counted from the hand-out alone,
     // the request reaching the server a varying few ms after its dispatch made gaps of 444-499 ms; the
     // crawl-delay clock is re-armed when the response arrives.
     test('Crawl-delay: 0.5: consecutive page requests reach the server at least 500 ms apart; robots.txt is fetched once, first', async () => {
-        const { server, gaps, snapshot } = await crawl('127.0.0.11', crawlDelay(0.5), 8, { robotsUserAgent: 'PoliteBot/1.0' });
+        const { server, gaps, snapshot } = await crawl('127.0.0.11', crawlDelay(0.5), 8, {
+            robotsUserAgent: 'PoliteBot/1.0',
+        });
 
         expect(server.robots()).toHaveLength(1);
         expect(server.robots()[0].userAgent).toBe('PoliteBot/1.0');
@@ -62,7 +80,11 @@ describe('robots.txt Crawl-delay in a real crawl (HttpCrawler)', () => {
     });
 
     test('robots.txt answering 429 with Retry-After: 1 holds the pages back, and is read once more after the backoff', async () => {
-        const { server, snapshot } = await crawl('127.0.0.12', { status: 429, headers: { 'retry-after': '1' }, body: 'slow down' }, 3);
+        const { server, snapshot } = await crawl(
+            '127.0.0.12',
+            { status: 429, headers: { 'retry-after': '1' }, body: 'slow down' },
+            3,
+        );
 
         // Read twice (the second read waits out the first 429), then given up on for this process.
         const robots = server.robots();
@@ -74,7 +96,8 @@ describe('robots.txt Crawl-delay in a real crawl (HttpCrawler)', () => {
     });
 
     test('a robots.txt that answered 429 and then its file: the Crawl-delay of the second read applies', async () => {
-        const robots = (n: number): Reply => (n === 1 ? { status: 429, headers: { 'retry-after': '1' }, body: 'slow down' } : crawlDelay(0.3));
+        const robots = (n: number): Reply =>
+            n === 1 ? { status: 429, headers: { 'retry-after': '1' }, body: 'slow down' } : crawlDelay(0.3);
         const { server, gaps, snapshot } = await crawl('127.0.0.15', robots, 4);
 
         expect(server.robots()).toHaveLength(2);
@@ -97,7 +120,9 @@ describe('robots.txt Crawl-delay in a real crawl (HttpCrawler)', () => {
 
     test('maxCrawlDelaySecs: 0.3 caps Crawl-delay: 5 (gaps at least 300 ms, the crawl finishes quickly)', async () => {
         // The cap is announced with a warning (recorded here, kept out of the output).
-        const warning = jest.spyOn(Object.getPrototypeOf(log) as { warning(message: string): void }, 'warning').mockImplementation(() => undefined);
+        const warning = jest
+            .spyOn(Object.getPrototypeOf(log) as { warning(message: string): void }, 'warning')
+            .mockImplementation(() => undefined);
         let result: Awaited<ReturnType<typeof crawl>>;
         let warnings: string[];
         try {

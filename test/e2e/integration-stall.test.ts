@@ -23,7 +23,10 @@ afterAll(async () => server?.close());
 
 function setup(keepAlive: boolean) {
     const config = memoryConfig();
-    const throttler = new ThrottlingRequestManager({ domains: 'all', maxDomainStallSecs: STALL_SECS, baseDelaySecs: 0.25, maxDelaySecs: 10 }, config);
+    const throttler = new ThrottlingRequestManager(
+        { domains: 'all', maxDomainStallSecs: STALL_SECS, baseDelaySecs: 0.25, maxDelaySecs: 10 },
+        config,
+    );
     let handled = 0;
     const crawler = new HttpCrawler(
         {

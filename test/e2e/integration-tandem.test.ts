@@ -42,8 +42,14 @@ describe('RequestList + the throttler as requestQueue (the crawler builds a Requ
         const server = await serve({ host: '127.0.0.20', handler: refuseEverySecond('1') });
         const paths = Array.from({ length: 6 }, (_, i) => `/list/${i + 1}`);
         const config = memoryConfig();
-        const throttler = new ThrottlingRequestManager({ domains: 'all', maxDomainStallSecs: 30, baseDelaySecs: 0.3 }, config);
-        const requestList = await RequestList.open(null, paths.map((p) => server.url(p)));
+        const throttler = new ThrottlingRequestManager(
+            { domains: 'all', maxDomainStallSecs: 30, baseDelaySecs: 0.3 },
+            config,
+        );
+        const requestList = await RequestList.open(
+            null,
+            paths.map((p) => server.url(p)),
+        );
         const handled: Handled[] = [];
         const crawler = new HttpCrawler(
             {
@@ -64,7 +70,9 @@ describe('RequestList + the throttler as requestQueue (the crawler builds a Requ
         expect(handled.map((h) => h.retryCount)).toEqual(paths.map(() => 0));
         const refusals = server.pages().filter((e) => e.status === 429);
         expect(refusals.length).toBeGreaterThanOrEqual(paths.length - 1);
-        const tooEarly = retriesAfterRefusals(server.pages()).filter((r) => r.retriedAt === undefined || r.retriedAt - r.refusedAt < 1000);
+        const tooEarly = retriesAfterRefusals(server.pages()).filter(
+            (r) => r.retriedAt === undefined || r.retriedAt - r.refusedAt < 1000,
+        );
         expect(tooEarly).toEqual([]);
     });
 
@@ -72,11 +80,22 @@ describe('RequestList + the throttler as requestQueue (the crawler builds a Requ
         const server = await serve({ host: '127.0.0.21', handler: () => ({ status: 429, body: 'slow down' }) });
         const paths = Array.from({ length: 5 }, (_, i) => `/from-a-list/${i + 1}`);
         const config = memoryConfig();
-        const throttler = new ThrottlingRequestManager({ domains: 'all', maxDomainStallSecs: 3, baseDelaySecs: 0.5, maxDelaySecs: 10 }, config);
-        const requestList = await RequestList.open(null, paths.map((p) => server.url(p)));
+        const throttler = new ThrottlingRequestManager(
+            { domains: 'all', maxDomainStallSecs: 3, baseDelaySecs: 0.5, maxDelaySecs: 10 },
+            config,
+        );
+        const requestList = await RequestList.open(
+            null,
+            paths.map((p) => server.url(p)),
+        );
         const handled: Handled[] = [];
         const crawler = new HttpCrawler(
-            { requestList, requestQueue: throttler.asRequestQueue(), maxRequestRetries: 0, requestHandler: handlerInto(handled) },
+            {
+                requestList,
+                requestQueue: throttler.asRequestQueue(),
+                maxRequestRetries: 0,
+                requestHandler: handlerInto(handled),
+            },
             config,
         );
         throttler.attach(crawler);
@@ -104,14 +123,23 @@ describe('RequestList + the throttler as requestQueue (the crawler builds a Requ
         const server = await serve({ host: '127.0.0.22', handler: refuseEverySecond('1') });
         const paths = ['/t/1', '/t/2', '/t/3'];
         const config = memoryConfig();
-        const throttler = new ThrottlingRequestManager({ domains: 'all', maxDomainStallSecs: 30, baseDelaySecs: 0.3 }, config);
-        const requestList = await RequestList.open(null, paths.map((p) => server.url(p)));
+        const throttler = new ThrottlingRequestManager(
+            { domains: 'all', maxDomainStallSecs: 30, baseDelaySecs: 0.3 },
+            config,
+        );
+        const requestList = await RequestList.open(
+            null,
+            paths.map((p) => server.url(p)),
+        );
         const handled: Handled[] = [];
         const crawler = new HttpCrawler(
             { requestQueue: throttler.asRequestQueue(), maxRequestRetries: 1, requestHandler: handlerInto(handled) },
             config,
         );
-        const tandem = new RequestManagerTandem(requestList, throttler as unknown as ConstructorParameters<typeof RequestManagerTandem>[1]);
+        const tandem = new RequestManagerTandem(
+            requestList,
+            throttler as unknown as ConstructorParameters<typeof RequestManagerTandem>[1],
+        );
         (crawler as unknown as { requestManager: IRequestManager }).requestManager = tandem;
 
         expect(() => throttler.attach(crawler)).not.toThrow();
@@ -120,7 +148,9 @@ describe('RequestList + the throttler as requestQueue (the crawler builds a Requ
         expect(requestManagerOf(crawler)).toBe(tandem);
         expect(handled.map((h) => h.path).sort()).toEqual(paths);
         expect(handled.map((h) => h.retryCount)).toEqual([0, 0, 0]);
-        const tooEarly = retriesAfterRefusals(server.pages()).filter((r) => r.retriedAt === undefined || r.retriedAt - r.refusedAt < 1000);
+        const tooEarly = retriesAfterRefusals(server.pages()).filter(
+            (r) => r.retriedAt === undefined || r.retriedAt - r.refusedAt < 1000,
+        );
         expect(tooEarly).toEqual([]);
         expect(server.pages().some((e) => e.status === 429)).toBe(true);
     });

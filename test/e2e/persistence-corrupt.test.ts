@@ -35,7 +35,10 @@ function openRun() {
 }
 
 function newManager(config: Configuration, clock: ManualClock, persistStateKey?: string) {
-    const manager = new ThrottlingRequestManager({ domains: 'all', clock, maxDelaySecs: 600, ...(persistStateKey ? { persistStateKey } : {}) }, config);
+    const manager = new ThrottlingRequestManager(
+        { domains: 'all', clock, maxDelaySecs: 600, ...(persistStateKey ? { persistStateKey } : {}) },
+        config,
+    );
     manager.requestLockSecs = LOCK_SECS;
     return manager;
 }
@@ -77,7 +80,11 @@ function spyWarnings() {
         all: () => spy.mock.calls.map((call) => String(call[0])),
         fromManager: () =>
             spy.mock.calls
-                .filter((_, i) => (spy.mock.contexts[i] as { getOptions(): { prefix?: string | null } }).getOptions().prefix === 'ThrottlingRequestManager')
+                .filter(
+                    (_, i) =>
+                        (spy.mock.contexts[i] as { getOptions(): { prefix?: string | null } }).getOptions().prefix ===
+                        'ThrottlingRequestManager',
+                )
                 .map((call) => String(call[0])),
     };
 }
@@ -110,7 +117,10 @@ describe('a resumed manager facing an unusable record', () => {
         const { storage, config } = openRun();
         const manager = newManager(config, new ManualClock(T0 + 1_000));
         expect(await drain(manager)).toEqual(['http://b.test/1', 'http://b.test/2']);
-        expect(manager.snapshot().find((s) => s.domain === 'a.test')).toMatchObject({ backoffUntil: T0 + BACKOFF_MS, backingOff: true });
+        expect(manager.snapshot().find((s) => s.domain === 'a.test')).toMatchObject({
+            backoffUntil: T0 + BACKOFF_MS,
+            backingOff: true,
+        });
         expect(warnings.fromManager()).toEqual([]);
         await storage.teardown();
     });
@@ -121,39 +131,54 @@ describe('a resumed manager facing an unusable record', () => {
         ['{version: 99}', JSON.stringify({ version: 99 }), /unknown version 99/],
         [
             'version 1 with a state filed under another domain',
-            JSON.stringify({ version: 1, savedAt: T0, floorMs: 0, domains: ['a.test', 'b.test'], states: { x: { domain: 'y' } } }),
+            JSON.stringify({
+                version: 1,
+                savedAt: T0,
+                floorMs: 0,
+                domains: ['a.test', 'b.test'],
+                states: { x: { domain: 'y' } },
+            }),
             /the state of x has a wrong shape/,
         ],
         [
             'version 1 with a negative clock',
-            JSON.stringify({ version: 1, savedAt: T0, floorMs: 0, domains: ['a.test'], states: { 'a.test': { domain: 'a.test', backoffUntil: -1 } } }),
+            JSON.stringify({
+                version: 1,
+                savedAt: T0,
+                floorMs: 0,
+                domains: ['a.test'],
+                states: { 'a.test': { domain: 'a.test', backoffUntil: -1 } },
+            }),
             /the state of a\.test has a wrong shape/,
         ],
-    ])('%s: one warning naming the key, fresh clocks, queues reopened, nothing thrown', async (_label, content, reason) => {
-        await firstRun();
-        await writeRecordFile('CRAWLEE_THROTTLED_DOMAINS', content);
-        const warnings = spyWarnings();
+    ])(
+        '%s: one warning naming the key, fresh clocks, queues reopened, nothing thrown',
+        async (_label, content, reason) => {
+            await firstRun();
+            await writeRecordFile('CRAWLEE_THROTTLED_DOMAINS', content);
+            const warnings = spyWarnings();
 
-        const { storage, config } = openRun();
-        const manager = newManager(config, new ManualClock(T0 + 1_000));
-        // Every request of run 1 is served, a.test's included: its backoff was not trusted.
-        expect(await drain(manager)).toEqual(URLS);
-        const a = manager.snapshot().find((s) => s.domain === 'a.test');
-        expect(a).toMatchObject({ backoffUntil: 0, refusals: 0 });
-        expect(await manager.isFinished()).toBe(true);
+            const { storage, config } = openRun();
+            const manager = newManager(config, new ManualClock(T0 + 1_000));
+            // Every request of run 1 is served, a.test's included: its backoff was not trusted.
+            expect(await drain(manager)).toEqual(URLS);
+            const a = manager.snapshot().find((s) => s.domain === 'a.test');
+            expect(a).toMatchObject({ backoffUntil: 0, refusals: 0 });
+            expect(await manager.isFinished()).toBe(true);
 
-        const fromManager = warnings.fromManager();
-        expect(fromManager).toHaveLength(1);
-        expect(fromManager[0]).toContain('CRAWLEE_THROTTLED_DOMAINS');
-        expect(fromManager[0]).toMatch(reason);
-        // The manager saved a good record again on finishing: the next resume is clean.
-        await storage.teardown();
-        const again = openRun();
-        const next = newManager(again.config, new ManualClock(T0 + 2_000));
-        expect(await next.isFinished()).toBe(true);
-        expect(warnings.fromManager()).toHaveLength(1);
-        await again.storage.teardown();
-    });
+            const fromManager = warnings.fromManager();
+            expect(fromManager).toHaveLength(1);
+            expect(fromManager[0]).toContain('CRAWLEE_THROTTLED_DOMAINS');
+            expect(fromManager[0]).toMatch(reason);
+            // The manager saved a good record again on finishing: the next resume is clean.
+            await storage.teardown();
+            const again = openRun();
+            const next = newManager(again.config, new ManualClock(T0 + 2_000));
+            expect(await next.isFinished()).toBe(true);
+            expect(warnings.fromManager()).toHaveLength(1);
+            await again.storage.teardown();
+        },
+    );
 
     test('a custom persistStateKey is the one named', async () => {
         await firstRun('crawler-b');
@@ -168,7 +193,10 @@ describe('a resumed manager facing an unusable record', () => {
 
     test('a record cut short by a crash mid-write (invalid JSON): storage skips it, queues still reopened, nothing thrown', async () => {
         await firstRun();
-        await writeRecordFile('CRAWLEE_THROTTLED_DOMAINS', '{"version":1,"savedAt":1767225600000,"floorMs":0,"domains":["a.te');
+        await writeRecordFile(
+            'CRAWLEE_THROTTLED_DOMAINS',
+            '{"version":1,"savedAt":1767225600000,"floorMs":0,"domains":["a.te',
+        );
         const warnings = spyWarnings();
         const { storage, config } = openRun();
         const manager = newManager(config, new ManualClock(T0 + 1_000));

@@ -65,7 +65,8 @@ beforeAll(async () => {
                 host,
                 handler: async ({ n }) => {
                     await sleep(20);
-                    if (REFUSING.has(host) && n % 5 === 0) return { status: 429, headers: { 'retry-after': '1' }, body: 'slow down' };
+                    if (REFUSING.has(host) && n % 5 === 0)
+                        return { status: 429, headers: { 'retry-after': '1' }, body: 'slow down' };
                     return {};
                 },
             }),
@@ -91,7 +92,10 @@ function runChild(
 ): Promise<{ code: number | null; signal: NodeJS.Signals | null; stdout: string; stderr: string }> {
     return new Promise((resolveRun, reject) => {
         const { NODE_OPTIONS: _drop, ...inherited } = process.env;
-        const child = spawn(process.execPath, [FIXTURE], { env: { ...inherited, ...env }, stdio: ['ignore', 'pipe', 'pipe'] });
+        const child = spawn(process.execPath, [FIXTURE], {
+            env: { ...inherited, ...env },
+            stdio: ['ignore', 'pipe', 'pipe'],
+        });
         let stdout = '';
         let stderr = '';
         let timer: NodeJS.Timeout | undefined;
@@ -177,7 +181,11 @@ test('SIGKILLed at random moments and resumed until done: every URL handled at l
         }
         const handledBefore = (await lines(resultsFile)).length;
         // Stale file locks are cleared on starts that get killed; the last start meets them as they are.
-        const { code, signal, stdout, stderr } = await runChild({ ...env, CRASH_CLEAR_STALE_LOCKS: kill ? '1' : '0' }, resultsFile, kill);
+        const { code, signal, stdout, stderr } = await runChild(
+            { ...env, CRASH_CLEAR_STALE_LOCKS: kill ? '1' : '0' },
+            resultsFile,
+            kill,
+        );
         starts.push({
             kill,
             handledBefore,
@@ -190,7 +198,10 @@ test('SIGKILLed at random moments and resumed until done: every URL handled at l
             kills += 1;
             continue;
         }
-        if (code !== 0) throw new Error(`the crawler exited with ${signal ?? code} (start ${starts.length}):\n${stderr}\n${stdout.slice(-2_000)}`);
+        if (code !== 0)
+            throw new Error(
+                `the crawler exited with ${signal ?? code} (start ${starts.length}):\n${stderr}\n${stdout.slice(-2_000)}`,
+            );
         break;
     }
     const durationMs = Date.now() - started;
@@ -213,7 +224,9 @@ test('SIGKILLed at random moments and resumed until done: every URL handled at l
     expect(kills).toBeGreaterThanOrEqual(5);
     // Kills landed mid-crawl: every kill timed by progress hit a start that was handling pages,
     // and work was still left for the last start.
-    expect(starts.filter((s) => s.kill?.after === 'progress' && s.handledAfter > s.handledBefore)).toHaveLength(KILLS / 2);
+    expect(starts.filter((s) => s.kill?.after === 'progress' && s.handledAfter > s.handledBefore)).toHaveLength(
+        KILLS / 2,
+    );
     expect(starts[starts.length - 1].handledAfter).toBeGreaterThan(starts[starts.length - 1].handledBefore);
     expect(strangers).toEqual([]);
     expect(failed).toEqual([]);
@@ -232,6 +245,11 @@ test('SIGKILLed at random moments and resumed until done: every URL handled at l
     const manager = new ThrottlingRequestManager({ domains: 'all' }, config);
     expect(await manager.fetchNextRequest()).toBeNull();
     expect(await manager.isFinished()).toBe(true);
-    expect(manager.snapshot().map((s) => s.domain).sort()).toEqual([...HOSTS].sort());
+    expect(
+        manager
+            .snapshot()
+            .map((s) => s.domain)
+            .sort(),
+    ).toEqual([...HOSTS].sort());
     await storage.teardown();
 }, 110_000);

@@ -13,7 +13,7 @@ import { MemoryStorage } from '@crawlee/memory-storage';
 
 import { ManualClock, ThrottlingRequestManager } from '../../packages/throttling/src';
 import type { ThrottlingRequestManagerOptions } from '../../packages/throttling/src';
-import { QueueNamespace } from '../../packages/throttling/src/queue-namespace';
+import { QueueNamespace } from '../../packages/throttling/src/queues/queue-namespace';
 
 // Crawlee's v2 queue locks up to 25 requests of a queue on its first fetch, for `requestLockSecs`
 // of real time. A run that stops keeps those locks on disk; the next run sees the requests once the
@@ -45,8 +45,14 @@ function openRun(purgeOnStart: boolean, writeMetadata = true): Run {
     return { storage, config };
 }
 
-function newManager(run: Run, options: Partial<ThrottlingRequestManagerOptions> & { clock?: ManualClock } = {}): ThrottlingRequestManager {
-    const manager = new ThrottlingRequestManager({ domains: 'all', clock: new ManualClock(T0), ...options }, run.config);
+function newManager(
+    run: Run,
+    options: Partial<ThrottlingRequestManagerOptions> & { clock?: ManualClock } = {},
+): ThrottlingRequestManager {
+    const manager = new ThrottlingRequestManager(
+        { domains: 'all', clock: new ManualClock(T0), ...options },
+        run.config,
+    );
     manager.requestLockSecs = LOCK_SECS;
     return manager;
 }
@@ -75,7 +81,9 @@ async function handleSome(manager: ThrottlingRequestManager, count: number): Pro
 }
 
 async function queueDirs(): Promise<string[]> {
-    return (await readdir(join(dir, 'request_queues')).catch(() => [] as string[])).filter((n) => n.startsWith('throttled-')).sort();
+    return (await readdir(join(dir, 'request_queues')).catch(() => [] as string[]))
+        .filter((n) => n.startsWith('throttled-'))
+        .sort();
 }
 
 async function readRecord(key: string): Promise<any> {
@@ -234,7 +242,9 @@ describe('purge on start (purgeOnStart: true)', () => {
     test('also drops the queue of a domain whose queue name is hashed (a very long hostname)', async () => {
         const run1 = openRun(false);
         const m1 = newManager(run1);
-        await m1.addRequestsBatched([`http://${LONG_HOST}/1`, `http://${LONG_HOST}/2`], { waitForAllRequestsToBeAdded: true });
+        await m1.addRequestsBatched([`http://${LONG_HOST}/1`, `http://${LONG_HOST}/2`], {
+            waitForAllRequestsToBeAdded: true,
+        });
         await stop(run1, m1);
         expect(await queueDirs()).toHaveLength(1);
 
@@ -261,7 +271,10 @@ describe('backoff across a restart', () => {
         await m1.reclaimRequest(refused);
         await m1.addRequestsBatched(urlsOf('fast.test', 2), { waitForAllRequestsToBeAdded: true });
         // Saved by the escalation itself, without an explicit persistState (a crash right after).
-        await waitFor('the backoff on disk', async () => (await readRecord(DEFAULT_KEY))?.states?.['slow.test']?.backoffUntil === T0 + 300_000);
+        await waitFor(
+            'the backoff on disk',
+            async () => (await readRecord(DEFAULT_KEY))?.states?.['slow.test']?.backoffUntil === T0 + 300_000,
+        );
         await run1.storage.teardown();
 
         await sleep(LOCK_WAIT_MS);
@@ -306,8 +319,12 @@ describe('two managers on one storage', () => {
         const run1 = openRun(false);
         const a1 = newManager(run1);
         const b1 = newManager(run1, { persistStateKey: KEY_B });
-        const addedA = await a1.addRequestsBatched([...shared, 'http://a-only.test/1'], { waitForAllRequestsToBeAdded: true });
-        const addedB = await b1.addRequestsBatched([...shared, 'http://b-only.test/1'], { waitForAllRequestsToBeAdded: true });
+        const addedA = await a1.addRequestsBatched([...shared, 'http://a-only.test/1'], {
+            waitForAllRequestsToBeAdded: true,
+        });
+        const addedB = await b1.addRequestsBatched([...shared, 'http://b-only.test/1'], {
+            waitForAllRequestsToBeAdded: true,
+        });
         // Same URLs, separate queues: neither sees the other's requests as duplicates.
         expect(addedA.addedRequests.every((r) => !r.wasAlreadyPresent)).toBe(true);
         expect(addedB.addedRequests.every((r) => !r.wasAlreadyPresent)).toBe(true);
@@ -316,7 +333,12 @@ describe('two managers on one storage', () => {
         await stop(run1, a1, b1);
 
         expect(await queueDirs()).toEqual(
-            sorted(['throttled-shared.test', 'throttled-a-only.test', `${bPrefix}shared.test`, `${bPrefix}b-only.test`]),
+            sorted([
+                'throttled-shared.test',
+                'throttled-a-only.test',
+                `${bPrefix}shared.test`,
+                `${bPrefix}b-only.test`,
+            ]),
         );
         expect(sorted((await readRecord(DEFAULT_KEY)).domains)).toEqual(['a-only.test', 'shared.test']);
         expect(sorted((await readRecord(KEY_B)).domains)).toEqual(['b-only.test', 'shared.test']);
@@ -340,7 +362,10 @@ describe('two managers on one storage', () => {
         const purger = purged === 'A' ? newManager(run3) : newManager(run3, { persistStateKey: KEY_B });
         expect(await purger.isFinished()).toBe(true);
         await run3.storage.teardown();
-        const survivorDirs = purged === 'A' ? [`${bPrefix}b-only.test`, `${bPrefix}shared.test`] : ['throttled-a-only.test', 'throttled-shared.test'];
+        const survivorDirs =
+            purged === 'A'
+                ? [`${bPrefix}b-only.test`, `${bPrefix}shared.test`]
+                : ['throttled-a-only.test', 'throttled-shared.test'];
         expect(await queueDirs()).toEqual(sorted(survivorDirs));
 
         // The other resumes untouched. (Crawlee's purge also emptied the default key-value store,

@@ -10,14 +10,25 @@ describe('per-domain concurrency against a server that refuses overload', () => 
     let web: PoliteWeb;
     beforeAll(async () => {
         web = await startPoliteWeb({
-            sites: [{ host: 'busy.example', pages: 20, latencyMs: 80, maxConcurrent: 2, refusal: { status: 503, retryAfter: 'none' } }],
+            sites: [
+                {
+                    host: 'busy.example',
+                    pages: 20,
+                    latencyMs: 80,
+                    maxConcurrent: 2,
+                    refusal: { status: 503, retryAfter: 'none' },
+                },
+            ],
         });
     });
     afterAll(async () => web.close());
 
     test('a scope with concurrency 2: never more than 2 in flight server-side, all pages done', async () => {
         const config = memoryConfig();
-        const throttler = new ThrottlingRequestManager({ domains: 'all', scopes: { 'busy.example': { concurrency: 2 } } }, config);
+        const throttler = new ThrottlingRequestManager(
+            { domains: 'all', scopes: { 'busy.example': { concurrency: 2 } } },
+            config,
+        );
         const done: string[] = [];
         const crawler = new HttpCrawler(
             {

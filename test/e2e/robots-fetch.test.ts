@@ -6,7 +6,7 @@ import {
     RobotsCrawlDelayCache,
     fetchRobotsTxtWithGotScraping,
     robotsVerdictFromResponse,
-} from '../../packages/throttling/src/robots-crawl-delay';
+} from '../../packages/throttling/src/robots/robots-crawl-delay';
 
 type Handler = (req: http.IncomingMessage, res: http.ServerResponse) => void;
 

@@ -59,7 +59,9 @@ describe('per-request scopes against a scraping API', () => {
         );
         throttler.attach(crawler);
         const targets = ['one.example', 'two.example', 'three.example'];
-        const urls = targets.flatMap((t) => [1, 2, 3, 4].map((i) => api.url(`/?url=${encodeURIComponent(`https://${t}/${i}`)}`)));
+        const urls = targets.flatMap((t) =>
+            [1, 2, 3, 4].map((i) => api.url(`/?url=${encodeURIComponent(`https://${t}/${i}`)}`)),
+        );
         const started = Date.now();
         await crawler.run(urls);
         const elapsed = Date.now() - started;
@@ -68,11 +70,14 @@ describe('per-request scopes against a scraping API', () => {
         expect(arrivals.filter((a) => a.status === 429)).toHaveLength(0);
         for (const target of targets) {
             const times = arrivals.filter((a) => a.target === target).map((a) => a.at);
-            for (let i = 1; i < times.length; i++) expect(times[i] - times[i - 1]).toBeGreaterThanOrEqual(perTargetGapMs);
+            for (let i = 1; i < times.length; i++)
+                expect(times[i] - times[i - 1]).toBeGreaterThanOrEqual(perTargetGapMs);
         }
         // Targets are paced apart from each other, not one after another: 4 requests per target at
         // 450 ms take about 1.4 s, not 12 × 450 ms.
         expect(elapsed).toBeLessThan(12 * 450);
-        expect(throttler.snapshot().map((s) => s.domain)).toEqual(expect.arrayContaining([...targets, '@scraping-api']));
+        expect(throttler.snapshot().map((s) => s.domain)).toEqual(
+            expect.arrayContaining([...targets, '@scraping-api']),
+        );
     });
 });

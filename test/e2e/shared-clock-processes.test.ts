@@ -48,7 +48,8 @@ describe('pacing across crawler processes (FileDomainClock)', () => {
         rmSync(dir, { recursive: true, force: true });
     });
 
-    const halves = () => [0, 1].map((half) => Array.from({ length: 8 }, (_, i) => web.url(HOST, `/page/${half * 8 + i}`)));
+    const halves = () =>
+        [0, 1].map((half) => Array.from({ length: 8 }, (_, i) => web.url(HOST, `/page/${half * 8 + i}`)));
     const run = (shared: boolean) => {
         // Both start crawling at one moment, however long each process takes to load.
         const startAt = String(Date.now() + 3_000);
@@ -68,7 +69,10 @@ describe('pacing across crawler processes (FileDomainClock)', () => {
     test('two processes sharing a clock directory keep the interval together: no refusals, no gap under the interval', async () => {
         const results = await run(true);
         const site = web.score().sites.find((s) => s.host === HOST)!;
-        console.log('SHARED CLOCK FIGURES', JSON.stringify({ results, requests: site.requests, refusals: site.refusals, minGapMs: site.minGapMs }));
+        console.log(
+            'SHARED CLOCK FIGURES',
+            JSON.stringify({ results, requests: site.requests, refusals: site.refusals, minGapMs: site.minGapMs }),
+        );
 
         expect(results.map((r) => r.handled)).toEqual([8, 8]);
         expect(site.distinctPagesServed).toBe(16);
@@ -82,7 +86,10 @@ describe('pacing across crawler processes (FileDomainClock)', () => {
     test('the same two processes without a shared clock each keep only their own interval, and the site refuses some', async () => {
         const results = await run(false);
         const site = web.score().sites.find((s) => s.host === HOST)!;
-        console.log('UNSHARED FIGURES', JSON.stringify({ results, requests: site.requests, refusals: site.refusals, minGapMs: site.minGapMs }));
+        console.log(
+            'UNSHARED FIGURES',
+            JSON.stringify({ results, requests: site.requests, refusals: site.refusals, minGapMs: site.minGapMs }),
+        );
 
         expect(site.distinctPagesServed).toBe(16);
         expect(site.refusals).toBeGreaterThan(0);

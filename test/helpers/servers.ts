@@ -126,7 +126,10 @@ export async function startServer(options: StartServerOptions = {}): Promise<Tes
 
 /** Answers 429 (with `Retry-After` when given) to every second page request, 200 otherwise. */
 export function refuseEverySecond(retryAfter?: string): PageHandler {
-    return ({ n }) => (n % 2 === 0 ? { status: 429, headers: retryAfter === undefined ? {} : { 'retry-after': retryAfter }, body: 'slow down' } : {});
+    return ({ n }) =>
+        n % 2 === 0
+            ? { status: 429, headers: retryAfter === undefined ? {} : { 'retry-after': retryAfter }, body: 'slow down' }
+            : {};
 }
 
 /** Answers 429 to the first request of each path, 200 afterwards. */
@@ -140,7 +143,10 @@ export function refuseFirstPerPath(headers: (path: string) => http.OutgoingHttpH
 }
 
 /** For each refused request (status `status`), when the next request for the same path arrived. */
-export function retriesAfterRefusals(log: readonly LoggedRequest[], status = 429): { path: string; refusedAt: number; retriedAt?: number }[] {
+export function retriesAfterRefusals(
+    log: readonly LoggedRequest[],
+    status = 429,
+): { path: string; refusedAt: number; retriedAt?: number }[] {
     return log.flatMap((entry, i) => {
         if (entry.status !== status) return [];
         const next = log.slice(i + 1).find((e) => e.path === entry.path);
@@ -161,7 +167,10 @@ export function maxInWindow(log: readonly LoggedRequest[], windowMs: number): nu
 }
 
 /** Watches a promise: `settled` turns true once it resolves or rejects (the rejection is kept, not thrown). */
-export function watchSettlement<T>(promise: Promise<T>): { readonly settled: boolean; readonly outcome: Promise<{ value?: T; error?: unknown }> } {
+export function watchSettlement<T>(promise: Promise<T>): {
+    readonly settled: boolean;
+    readonly outcome: Promise<{ value?: T; error?: unknown }>;
+} {
     const state = { settled: false };
     const outcome = promise.then(
         (value) => {

@@ -4,7 +4,6 @@ import type { Configuration } from '@crawlee/core';
 import { ThrottlingRequestManager } from '../../packages/throttling/src';
 import { memoryConfig } from './storage';
 
-// eslint-disable-next-line @typescript-eslint/no-explicit-any
 export type CrawlerFactory = (options: any, config: Configuration) => BasicCrawler<any>;
 
 /** What the request handler saw of one page. */
@@ -20,9 +19,16 @@ export interface HandledPage {
  * attached: one session in the pool and one retry only, so a 429 that spent a retry or penalised
  * the session would show in what the handler records.
  */
-export async function crawlThroughThrottler(makeCrawler: CrawlerFactory, urls: string[], options: { maxConcurrency: number }) {
+export async function crawlThroughThrottler(
+    makeCrawler: CrawlerFactory,
+    urls: string[],
+    options: { maxConcurrency: number },
+) {
     const config = memoryConfig();
-    const throttler = new ThrottlingRequestManager({ domains: 'all', maxDomainStallSecs: 30, baseDelaySecs: 0.3 }, config);
+    const throttler = new ThrottlingRequestManager(
+        { domains: 'all', maxDomainStallSecs: 30, baseDelaySecs: 0.3 },
+        config,
+    );
     const handled: HandledPage[] = [];
     const failed: string[] = [];
     const crawler = makeCrawler(
@@ -32,8 +38,19 @@ export async function crawlThroughThrottler(makeCrawler: CrawlerFactory, urls: s
             maxRequestRetries: 1,
             maxConcurrency: options.maxConcurrency,
             sessionPoolOptions: { maxPoolSize: 1 },
-            requestHandler: async ({ request, session }: { request: { url: string; retryCount: number }; session?: { id: string; errorScore: number } }) => {
-                handled.push({ path: new URL(request.url).pathname, retryCount: request.retryCount, sessionId: session?.id, errorScore: session?.errorScore });
+            requestHandler: async ({
+                request,
+                session,
+            }: {
+                request: { url: string; retryCount: number };
+                session?: { id: string; errorScore: number };
+            }) => {
+                handled.push({
+                    path: new URL(request.url).pathname,
+                    retryCount: request.retryCount,
+                    sessionId: session?.id,
+                    errorScore: session?.errorScore,
+                });
             },
             failedRequestHandler: async ({ request }: { request: { url: string } }) => {
                 failed.push(request.url);

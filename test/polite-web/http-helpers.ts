@@ -33,7 +33,11 @@ export function get(web: PoliteWeb, host: string, path = '/', options: GetOption
                 const chunks: Buffer[] = [];
                 res.on('data', (chunk: Buffer) => chunks.push(chunk));
                 res.on('end', () =>
-                    resolve({ status: res.statusCode ?? 0, headers: res.headers, body: Buffer.concat(chunks).toString('utf8') }),
+                    resolve({
+                        status: res.statusCode ?? 0,
+                        headers: res.headers,
+                        body: Buffer.concat(chunks).toString('utf8'),
+                    }),
                 );
                 res.on('error', reject);
             },
@@ -58,7 +62,11 @@ export async function eventually(predicate: () => boolean, timeoutMs = 2000): Pr
 }
 
 /** A hand-driven clock for token bucket tests. */
-export function manualClock(start = Date.UTC(2025, 0, 1, 12, 0, 0)): { now: () => number; advance: (ms: number) => void; set: (ms: number) => void } {
+export function manualClock(start = Date.UTC(2025, 0, 1, 12, 0, 0)): {
+    now: () => number;
+    advance: (ms: number) => void;
+    set: (ms: number) => void;
+} {
     let t = start;
     return { now: () => t, advance: (ms) => void (t += ms), set: (ms) => void (t = ms) };
 }

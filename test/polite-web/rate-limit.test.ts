@@ -60,7 +60,9 @@ describe('polite-web rate limiting (token bucket on an injected clock)', () => {
 
     describe('Retry-After styles', () => {
         it('seconds: rounded up, at least 1', async () => {
-            await withSites([{ host: 'a.example', rate: 0.25, burst: 1, refusal: { status: 429, retryAfter: 'seconds' } }]);
+            await withSites([
+                { host: 'a.example', rate: 0.25, burst: 1, refusal: { status: 429, retryAfter: 'seconds' } },
+            ]);
             await get(web, 'a.example', '/');
             expect((await get(web, 'a.example', '/')).headers['retry-after']).toBe('4');
             clock.advance(2_500);
@@ -71,7 +73,9 @@ describe('polite-web rate limiting (token bucket on an injected clock)', () => {
 
         it('http-date: the moment a token is available, rounded up to the second', async () => {
             clock.set(Date.UTC(2025, 5, 1, 8, 0, 0, 300));
-            await withSites([{ host: 'a.example', rate: 0.25, burst: 1, refusal: { status: 429, retryAfter: 'http-date' } }]);
+            await withSites([
+                { host: 'a.example', rate: 0.25, burst: 1, refusal: { status: 429, retryAfter: 'http-date' } },
+            ]);
             await get(web, 'a.example', '/');
             const res = await get(web, 'a.example', '/');
             expect(res.status).toBe(429);

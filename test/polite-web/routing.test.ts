@@ -49,7 +49,13 @@ describe('polite-web routing', () => {
     it('lets the absolute-form request line win over a conflicting Host header', async () => {
         const res = await new Promise<number>((resolve, reject) => {
             const req = request(
-                { host: '127.0.0.1', port: web.port, path: 'http://shop-c.example/', headers: { host: 'shop-a.example' }, agent: false },
+                {
+                    host: '127.0.0.1',
+                    port: web.port,
+                    path: 'http://shop-c.example/',
+                    headers: { host: 'shop-a.example' },
+                    agent: false,
+                },
                 (r) => {
                     r.resume();
                     resolve(r.statusCode ?? 0);
@@ -76,7 +82,13 @@ describe('polite-web routing', () => {
 
     it('refuses CONNECT with 405 since sites are http only', async () => {
         const status = await new Promise<number>((resolve, reject) => {
-            const req = request({ host: '127.0.0.1', port: web.port, method: 'CONNECT', path: 'shop-a.example:443', agent: false });
+            const req = request({
+                host: '127.0.0.1',
+                port: web.port,
+                method: 'CONNECT',
+                path: 'shop-a.example:443',
+                agent: false,
+            });
             req.on('connect', (res, socket) => {
                 socket.destroy();
                 resolve(res.statusCode ?? 0);
@@ -91,11 +103,27 @@ describe('polite-web routing', () => {
         const root = await get(web, 'shop-a.example', '/');
         expect(root.headers['content-type']).toMatch(/^text\/html/);
         expect(hrefs(root.body)).toEqual(['/page/0', 'http://shop-b.example/', 'http://shop-c.example/']);
-        expect(hrefs((await get(web, 'shop-a.example', '/page/0')).body)).toEqual(['/page/1', 'http://shop-b.example/', 'http://shop-c.example/']);
-        expect(hrefs((await get(web, 'shop-a.example', '/page/1')).body)).toEqual(['/page/2', '/page/3', 'http://shop-b.example/', 'http://shop-c.example/']);
-        expect(hrefs((await get(web, 'shop-a.example', '/page/2')).body)).toEqual(['/page/3', 'http://shop-b.example/', 'http://shop-c.example/']);
+        expect(hrefs((await get(web, 'shop-a.example', '/page/0')).body)).toEqual([
+            '/page/1',
+            'http://shop-b.example/',
+            'http://shop-c.example/',
+        ]);
+        expect(hrefs((await get(web, 'shop-a.example', '/page/1')).body)).toEqual([
+            '/page/2',
+            '/page/3',
+            'http://shop-b.example/',
+            'http://shop-c.example/',
+        ]);
+        expect(hrefs((await get(web, 'shop-a.example', '/page/2')).body)).toEqual([
+            '/page/3',
+            'http://shop-b.example/',
+            'http://shop-c.example/',
+        ]);
         // Last page: N+1 and 2N+1 are both beyond the site.
-        expect(hrefs((await get(web, 'shop-a.example', '/page/4')).body)).toEqual(['http://shop-b.example/', 'http://shop-c.example/']);
+        expect(hrefs((await get(web, 'shop-a.example', '/page/4')).body)).toEqual([
+            'http://shop-b.example/',
+            'http://shop-c.example/',
+        ]);
     });
 
     it('makes every page reachable from / by following links', async () => {
@@ -133,7 +161,9 @@ describe('polite-web routing', () => {
     });
 
     it('rejects invalid and duplicate site configurations', async () => {
-        await expect(startPoliteWeb({ sites: [{ host: 'a.example' }, { host: 'A.example' }] })).rejects.toThrow(/duplicate/);
+        await expect(startPoliteWeb({ sites: [{ host: 'a.example' }, { host: 'A.example' }] })).rejects.toThrow(
+            /duplicate/,
+        );
         await expect(startPoliteWeb({ sites: [{ host: 'a.example', rate: 0 }] })).rejects.toThrow(/rate/);
         await expect(startPoliteWeb({ sites: [{ host: 'http://a.example' }] })).rejects.toThrow(/hostname/);
         expect(() => web.inFlight('nope.example')).toThrow(/unknown site/);

@@ -67,7 +67,14 @@ describe('scoreLog (pure)', () => {
             lastAt: 1_600,
             idealMs: 20 * 250,
         });
-        expect(idle).toMatchObject({ requests: 0, refusedShare: 0, minGapMs: null, firstAt: null, lastAt: null, idealMs: 0 });
+        expect(idle).toMatchObject({
+            requests: 0,
+            refusedShare: 0,
+            minGapMs: null,
+            firstAt: null,
+            lastAt: null,
+            idealMs: 0,
+        });
     });
 
     it('sums totals and spans the makespan over all sites', () => {
@@ -91,7 +98,9 @@ describe('scoreLog (pure)', () => {
         expect(scoreLog(log, sites, { toleranceMs: 0 }).sites[0].crawlDelayViolations).toBe(2);
         expect(scoreLog(log, sites, { toleranceMs: 250 }).sites[0].crawlDelayViolations).toBe(0);
         expect(scoreLog(log, sites, { pages: 100 }).idealMs).toBe(100 * 500);
-        expect(scoreLog(log, sites, { pages: { 'b.example': 100 } }).sites.map((s) => s.idealMs)).toEqual([5_000, 25_000, 0]);
+        expect(scoreLog(log, sites, { pages: { 'b.example': 100 } }).sites.map((s) => s.idealMs)).toEqual([
+            5_000, 25_000, 0,
+        ]);
     });
 
     it('sorts unordered logs by arrival and handles an empty log', () => {
@@ -114,7 +123,10 @@ describe('scoreLog (pure)', () => {
 describe('web.score() and the live log', () => {
     it('scores what the server saw', async () => {
         const clock = manualClock(10_000);
-        const web = await startPoliteWeb({ sites: [{ host: 'a.example', rate: 1, burst: 1, crawlDelay: 1, pages: 3 }], clock: clock.now });
+        const web = await startPoliteWeb({
+            sites: [{ host: 'a.example', rate: 1, burst: 1, crawlDelay: 1, pages: 3 }],
+            clock: clock.now,
+        });
         try {
             await get(web, 'a.example', '/robots.txt');
             await get(web, 'a.example', '/');
@@ -150,12 +162,21 @@ describe('defaultSites', () => {
     it('makes n cross-linked, rate-limited sites', () => {
         const sites = defaultSites(3);
         expect(sites.map((s) => s.host)).toEqual(['site-1.example', 'site-2.example', 'site-3.example']);
-        expect(sites[0]).toMatchObject({ rate: 4, burst: 2, pages: 20, refusal: { status: 429, retryAfter: 'seconds' } });
+        expect(sites[0]).toMatchObject({
+            rate: 4,
+            burst: 2,
+            pages: 20,
+            refusal: { status: 429, retryAfter: 'seconds' },
+        });
         expect(sites[1].crossLinks).toEqual(['site-1.example', 'site-3.example']);
     });
 
     it('applies overrides, also per site', () => {
-        expect(defaultSites(2, { rate: undefined, pages: 3 })[1]).toMatchObject({ host: 'site-2.example', rate: undefined, pages: 3 });
+        expect(defaultSites(2, { rate: undefined, pages: 3 })[1]).toMatchObject({
+            host: 'site-2.example',
+            rate: undefined,
+            pages: 3,
+        });
         const sites = defaultSites(2, (i) => ({ crawlDelay: i + 0.5 }));
         expect(sites.map((s) => s.crawlDelay)).toEqual([0.5, 1.5]);
     });
@@ -177,9 +198,20 @@ describe('TokenBucket', () => {
 describe('CLI arguments', () => {
     it('builds web options from flags', () => {
         const command = parseCliArgs(
-            ['--sites', '2', '--rate', '5', '--burst', '3', '--pages', '60', '--port', '8080', '--crawl-delay', '0.2'].concat(
-                ['--refusal', '503', '--retry-after', 'http-date', '--rate-limit-headers', 'ietf'],
-            ),
+            [
+                '--sites',
+                '2',
+                '--rate',
+                '5',
+                '--burst',
+                '3',
+                '--pages',
+                '60',
+                '--port',
+                '8080',
+                '--crawl-delay',
+                '0.2',
+            ].concat(['--refusal', '503', '--retry-after', 'http-date', '--rate-limit-headers', 'ietf']),
         );
         if (command.help) throw new Error('unexpected help');
         expect(command.options.port).toBe(8080);

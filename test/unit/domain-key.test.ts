@@ -6,7 +6,7 @@ import {
     InvalidDomainError,
     normalizeHostname,
     type ThrottleBy,
-} from '../../packages/throttling/src/domain-key';
+} from '../../packages/throttling/src/routing/domain-key';
 
 const MODES: ThrottleBy[] = ['hostname', 'registrableDomain'];
 

@@ -1,7 +1,10 @@
 import { RequestQueue } from '@crawlee/core';
 
 import { ThrottlingRequestManager } from '../../packages/throttling/src';
-import { DOMAIN_QUEUE_DEDUP_SLOTS, DomainRequestQueue } from '../../packages/throttling/src/domain-request-queue';
+import {
+    DOMAIN_QUEUE_DEDUP_SLOTS,
+    DomainRequestQueue,
+} from '../../packages/throttling/src/queues/domain-request-queue';
 import { memoryConfig } from '../helpers/storage';
 
 const seenCacheSize = (queue: object) => (queue as { requestSeenCache?: { size: number } }).requestSeenCache?.size;

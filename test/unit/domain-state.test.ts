@@ -1,4 +1,8 @@
-import { DomainState, MAX_BACKOFF_EXPONENT, STALL_DISPATCH_SLACK_MS } from '../../packages/throttling/src/domain-state';
+import {
+    DomainState,
+    MAX_BACKOFF_EXPONENT,
+    STALL_DISPATCH_SLACK_MS,
+} from '../../packages/throttling/src/pacing/domain-state';
 
 const policy = { baseDelayMs: 2_000, maxDelayMs: 60_000 };
 const T0 = 1_000_000;

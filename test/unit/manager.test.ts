@@ -9,14 +9,17 @@ import {
     ThrottlingRequestManager,
 } from '../../packages/throttling/src';
 import type { ThrottlingRequestManagerOptions } from '../../packages/throttling/src';
-import { DomainRequestQueue } from '../../packages/throttling/src/domain-request-queue';
+import { DomainRequestQueue } from '../../packages/throttling/src/queues/domain-request-queue';
 import { memoryConfig } from '../helpers/storage';
 
 function setup(options: Partial<ThrottlingRequestManagerOptions> = {}) {
     const clock = new ManualClock();
     const config = memoryConfig();
     // Issue-2 semantics (two clocks, no concurrency cap) unless a test asks for a cap.
-    const manager = new ThrottlingRequestManager({ domains: ['a.com', 'b.com'], clock, concurrency: 100, ...options }, config);
+    const manager = new ThrottlingRequestManager(
+        { domains: ['a.com', 'b.com'], clock, concurrency: 100, ...options },
+        config,
+    );
     return { clock, config, manager };
 }
 
@@ -89,7 +92,12 @@ describe('ThrottlingRequestManager: routing', () => {
         expect(first.map(hostOf).sort()).toEqual(['127.0.0.1', 'a.example.com', 'localhost']);
         clock.advance(1_000);
         expect((await fetchAll(manager)).map(hostOf)).toEqual(['b.example.com']);
-        expect(manager.snapshot().map((s) => s.domain).sort()).toEqual(['127.0.0.1', 'example.com', 'localhost']);
+        expect(
+            manager
+                .snapshot()
+                .map((s) => s.domain)
+                .sort(),
+        ).toEqual(['127.0.0.1', 'example.com', 'localhost']);
     });
 
     test('configuration and URLs share one normaliser: case, trailing dot, punycode, IPv6, ports', async () => {
@@ -100,7 +108,12 @@ describe('ThrottlingRequestManager: routing', () => {
         const got = await fetchAll(manager);
         // One of each domain: the second bücher request waits for the crawl delay of the same key.
         expect(got).toHaveLength(2);
-        expect(manager.snapshot().map((s) => s.domain).sort()).toEqual(['::1', 'xn--bcher-kva.example']);
+        expect(
+            manager
+                .snapshot()
+                .map((s) => s.domain)
+                .sort(),
+        ).toEqual(['::1', 'xn--bcher-kva.example']);
     });
 
     test('wildcards are rejected with a pointer to registrableDomain', () => {
@@ -110,16 +123,28 @@ describe('ThrottlingRequestManager: routing', () => {
 
 describe('ThrottlingRequestManager: options validation', () => {
     test('an unknown option is named', () => {
-        expect(() => new ThrottlingRequestManager({ domains: 'all', baseDelay: 3 } as never)).toThrow(/unknown option\(s\) `baseDelay`/);
+        expect(() => new ThrottlingRequestManager({ domains: 'all', baseDelay: 3 } as never)).toThrow(
+            /unknown option\(s\) `baseDelay`/,
+        );
     });
 
     test('a wrong value names the option and what is allowed', () => {
-        expect(() => new ThrottlingRequestManager({ domains: 'all', maxDelaySecs: -1 })).toThrow(ThrottlingOptionsError);
-        expect(() => new ThrottlingRequestManager({ domains: 'all', maxDelaySecs: -1 })).toThrow(/`maxDelaySecs`: maxDelaySecs must be >= 0/);
-        expect(() => new ThrottlingRequestManager({ domains: 'all', throttleBy: 'host' as never })).toThrow(/throttleBy must be 'hostname' or 'registrableDomain'/);
+        expect(() => new ThrottlingRequestManager({ domains: 'all', maxDelaySecs: -1 })).toThrow(
+            ThrottlingOptionsError,
+        );
+        expect(() => new ThrottlingRequestManager({ domains: 'all', maxDelaySecs: -1 })).toThrow(
+            /`maxDelaySecs`: maxDelaySecs must be >= 0/,
+        );
+        expect(() => new ThrottlingRequestManager({ domains: 'all', throttleBy: 'host' as never })).toThrow(
+            /throttleBy must be 'hostname' or 'registrableDomain'/,
+        );
         expect(() => new ThrottlingRequestManager({} as never)).toThrow(/domains is required/);
-        expect(() => new ThrottlingRequestManager({ domains: 'all', maxThrottledDomains: 0 })).toThrow(/maxThrottledDomains must be >= 1/);
-        expect(() => new ThrottlingRequestManager({ domains: 'all', baseDelaySecs: 90 })).toThrow(/baseDelaySecs.*must not exceed.*maxDelaySecs/);
+        expect(() => new ThrottlingRequestManager({ domains: 'all', maxThrottledDomains: 0 })).toThrow(
+            /maxThrottledDomains must be >= 1/,
+        );
+        expect(() => new ThrottlingRequestManager({ domains: 'all', baseDelaySecs: 90 })).toThrow(
+            /baseDelaySecs.*must not exceed.*maxDelaySecs/,
+        );
     });
 
     test('defaults follow Crawlee v4', () => {
@@ -140,7 +165,9 @@ describe('ThrottlingRequestManager: pacing', () => {
     test('a minInterval signal spaces dispatches to that domain; isEmpty is true while only held-back work remains', async () => {
         const { manager, clock } = setup();
         await manager.addRequestsBatched(['https://a.com/1', 'https://a.com/2'], { waitForAllRequestsToBeAdded: true });
-        expect(manager.recordPacingSignal({ reason: 'minInterval', url: 'https://a.com/', intervalMs: 500 })).toBe(true);
+        expect(manager.recordPacingSignal({ reason: 'minInterval', url: 'https://a.com/', intervalMs: 500 })).toBe(
+            true,
+        );
         const first = (await manager.fetchNextRequest())!;
         expect(first).not.toBeNull();
         await manager.markRequestHandled(first);
@@ -156,7 +183,9 @@ describe('ThrottlingRequestManager: pacing', () => {
 
     test('a rateLimited signal holds the domain until its backoff deadline; other domains keep going', async () => {
         const { manager, clock } = setup();
-        await manager.addRequestsBatched(['https://a.com/1', 'https://a.com/2', 'https://b.com/1'], { waitForAllRequestsToBeAdded: true });
+        await manager.addRequestsBatched(['https://a.com/1', 'https://a.com/2', 'https://b.com/1'], {
+            waitForAllRequestsToBeAdded: true,
+        });
         const first = (await manager.fetchNextRequest())!;
         manager.recordPacingSignal({ reason: 'rateLimited', url: first.url, waitMs: 3_000 });
         await manager.reclaimRequest(first);
@@ -192,14 +221,24 @@ describe('ThrottlingRequestManager: pacing', () => {
 
     test('two concurrent fetches never dispatch into one window', async () => {
         const { manager } = setup({ minCrawlDelaySecs: 1 });
-        await manager.addRequestsBatched(['https://a.com/1', 'https://a.com/2', 'https://a.com/3'], { waitForAllRequestsToBeAdded: true });
-        const results = await Promise.all([manager.fetchNextRequest(), manager.fetchNextRequest(), manager.fetchNextRequest()]);
+        await manager.addRequestsBatched(['https://a.com/1', 'https://a.com/2', 'https://a.com/3'], {
+            waitForAllRequestsToBeAdded: true,
+        });
+        const results = await Promise.all([
+            manager.fetchNextRequest(),
+            manager.fetchNextRequest(),
+            manager.fetchNextRequest(),
+        ]);
         expect(results.filter(Boolean)).toHaveLength(1);
     });
 
     test('ready domains are served fairly: no domain is drained before the others', async () => {
         const { manager } = setup({ domains: 'all' });
-        const urls = [...Array.from({ length: 6 }, (_, i) => `https://big.com/${i}`), 'https://small.com/1', 'https://tiny.com/1'];
+        const urls = [
+            ...Array.from({ length: 6 }, (_, i) => `https://big.com/${i}`),
+            'https://small.com/1',
+            'https://tiny.com/1',
+        ];
         await manager.addRequestsBatched(urls, { waitForAllRequestsToBeAdded: true });
         const order = (await fetchAll(manager)).map(hostOf);
         expect(order.slice(0, 3).sort()).toEqual(['big.com', 'small.com', 'tiny.com']);
@@ -223,7 +262,10 @@ describe('ThrottlingRequestManager: requests sitting in inner are paced too (api
         const clock = new ManualClock();
         const inner = await RequestQueue.open('inner-4039', { config: memoryConfig() });
         for (let i = 0; i < 10; i++) await inner.addRequest({ url: `https://a.com/${i}` });
-        const manager = new ThrottlingRequestManager({ domains: ['a.com'], inner, clock, concurrency: 100 }, memoryConfig());
+        const manager = new ThrottlingRequestManager(
+            { domains: ['a.com'], inner, clock, concurrency: 100 },
+            memoryConfig(),
+        );
         manager.recordPacingSignal({ reason: 'rateLimited', url: 'https://a.com/', waitMs: 5_000 });
         expect(await fetchAll(manager)).toHaveLength(0);
         expect(await inner.isFinished()).toBe(true); // all moved out of inner
@@ -248,7 +290,10 @@ describe('ThrottlingRequestManager: requests sitting in inner are paced too (api
         const inner = await RequestQueue.open('inner-ready', { config: memoryConfig() });
         await inner.addRequest({ url: 'https://a.com/1' });
         await inner.addRequest({ url: 'https://a.com/2' });
-        const manager = new ThrottlingRequestManager({ domains: ['a.com'], inner, clock, minCrawlDelaySecs: 1 }, memoryConfig());
+        const manager = new ThrottlingRequestManager(
+            { domains: ['a.com'], inner, clock, minCrawlDelaySecs: 1 },
+            memoryConfig(),
+        );
         const got = await fetchAll(manager);
         expect(got.map((r) => r.url)).toEqual(['https://a.com/1']);
         expect(manager.snapshot()[0]).toMatchObject({ dispatched: 1, queued: 1, inFlight: 1 });
@@ -280,7 +325,10 @@ describe('ThrottlingRequestManager: completions and reclaims go back to the queu
         const clock = new ManualClock();
         const inner = await RequestQueue.open('inner-collide', { config: memoryConfig() });
         await inner.addRequest({ url: 'https://a.com/page', uniqueKey: 'same' });
-        const manager = new ThrottlingRequestManager({ domains: ['a.com'], inner, clock, concurrency: 2 }, memoryConfig());
+        const manager = new ThrottlingRequestManager(
+            { domains: ['a.com'], inner, clock, concurrency: 2 },
+            memoryConfig(),
+        );
         await manager.addRequest({ url: 'https://a.com/other', uniqueKey: 'same' });
         const got = await fetchAll(manager);
         expect(got.map((r) => r.url).sort()).toEqual(['https://a.com/other', 'https://a.com/page']);
@@ -454,9 +502,12 @@ describe('ThrottlingRequestManager: adding', () => {
     test('addRequestsBatched honours maxNewRequests and reports requestsOverLimit', async () => {
         const { manager } = setup();
         await manager.addRequest({ url: 'https://a.com/0' });
-        const result = await manager.addRequestsBatched(['https://a.com/0', 'https://a.com/1', 'https://x.org/1', 'https://b.com/1', 'https://b.com/2'], {
-            maxNewRequests: 2,
-        });
+        const result = await manager.addRequestsBatched(
+            ['https://a.com/0', 'https://a.com/1', 'https://x.org/1', 'https://b.com/1', 'https://b.com/2'],
+            {
+                maxNewRequests: 2,
+            },
+        );
         const fresh = result.addedRequests.filter((r) => !r.wasAlreadyPresent).map((r) => r.uniqueKey);
         expect(fresh).toEqual(['https://a.com/1', 'https://x.org/1']);
         expect(result.requestsOverLimit?.map((r: any) => r.url)).toEqual(['https://b.com/1', 'https://b.com/2']);
@@ -467,7 +518,9 @@ describe('ThrottlingRequestManager: adding', () => {
         const { manager } = setup({ domains: 'all', maxThrottledDomains: 2 });
         await manager.addRequest({ url: 'https://d1.com/' });
         const error = await manager
-            .addRequestsBatched(['https://d1.com/2', 'https://d2.com/', 'https://d3.com/', 'https://d4.com/'], { waitForAllRequestsToBeAdded: true })
+            .addRequestsBatched(['https://d1.com/2', 'https://d2.com/', 'https://d3.com/', 'https://d4.com/'], {
+                waitForAllRequestsToBeAdded: true,
+            })
             .catch((e) => e);
         expect(error).toBeInstanceOf(ThrottledDomainLimitError);
         expect(error.message).toMatch(/maxThrottledDomains \(2\) reached.*d3\.com, d4\.com/);

@@ -1,6 +1,6 @@
 import { ManualClock, ThrottlingRequestManager } from '../../packages/throttling/src';
 import type { ThrottlingRequestManagerOptions } from '../../packages/throttling/src';
-import { applyRobotsVerdict } from '../../packages/throttling/src/crawler-integration';
+import { applyRobotsVerdict } from '../../packages/throttling/src/integration/crawler-integration';
 import { memoryConfig } from '../helpers/storage';
 
 const DAY = 24 * 60 * 60 * 1000;

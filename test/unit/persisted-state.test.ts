@@ -1,6 +1,9 @@
-import { DomainState, MAX_BACKOFF_EXPONENT } from '../../packages/throttling/src/domain-state';
-import { parsePersistedState, PERSISTED_STATE_VERSION } from '../../packages/throttling/src/persisted-state';
-import type { PersistedThrottlingState } from '../../packages/throttling/src/persisted-state';
+import { DomainState, MAX_BACKOFF_EXPONENT } from '../../packages/throttling/src/pacing/domain-state';
+import {
+    parsePersistedState,
+    PERSISTED_STATE_VERSION,
+} from '../../packages/throttling/src/persistence/persisted-state';
+import type { PersistedThrottlingState } from '../../packages/throttling/src/persistence/persisted-state';
 
 const T0 = Date.UTC(2026, 0, 1);
 
@@ -84,13 +87,22 @@ describe('parsePersistedState: a valid record', () => {
     });
 
     test('a state with missing numeric fields takes their defaults', () => {
-        const parsed = parsePersistedState({ version: 1, savedAt: 0, floorMs: 0, domains: ['a.test'], states: { 'a.test': { domain: 'a.test', backoffUntil: T0 } } });
+        const parsed = parsePersistedState({
+            version: 1,
+            savedAt: 0,
+            floorMs: 0,
+            domains: ['a.test'],
+            states: { 'a.test': { domain: 'a.test', backoffUntil: T0 } },
+        });
         if (!parsed?.ok) throw new Error(`expected ok, got ${JSON.stringify(parsed)}`);
         expect(parsed.states[0].toJSON()).toEqual({ ...new DomainState('a.test').toJSON(), backoffUntil: T0 });
     });
 
     test('an absurd backoff exponent is clamped, not trusted', () => {
-        const parsed = parsePersistedState({ ...validRecord(), states: { 'a.test': { domain: 'a.test', backoffExponent: 5_000 } } });
+        const parsed = parsePersistedState({
+            ...validRecord(),
+            states: { 'a.test': { domain: 'a.test', backoffExponent: 5_000 } },
+        });
         if (!parsed?.ok) throw new Error(`expected ok, got ${JSON.stringify(parsed)}`);
         expect(parsed.states[0].backoffExponent).toBe(MAX_BACKOFF_EXPONENT);
     });
@@ -120,7 +132,11 @@ describe('parsePersistedState: unusable records never throw and name the reason'
     });
 
     test('{version: 99} alone: unknown version, nothing to salvage', () => {
-        expect(failure({ version: 99 })).toEqual({ ok: false, reason: expect.stringMatching(/unknown version 99/), domains: [] });
+        expect(failure({ version: 99 })).toEqual({
+            ok: false,
+            reason: expect.stringMatching(/unknown version 99/),
+            domains: [],
+        });
     });
 
     test.each([
@@ -156,7 +172,13 @@ describe('parsePersistedState: unusable records never throw and name the reason'
         ['a NaN counter', { 'a.test': { domain: 'a.test', refusals: NaN } }, 'a.test'],
     ])('a state %s: wrong shape, the whole clock set is dropped, domains salvaged', (_label, states, named) => {
         const good = validRecord().states;
-        const parsed = failure({ version: 1, savedAt: T0, floorMs: 0, domains: ['a.test', 'b.test'], states: { 'b.test': good['b.test'], ...states } });
+        const parsed = failure({
+            version: 1,
+            savedAt: T0,
+            floorMs: 0,
+            domains: ['a.test', 'b.test'],
+            states: { 'b.test': good['b.test'], ...states },
+        });
         expect(parsed.reason).toBe(`the state of ${named} has a wrong shape`);
         expect(parsed.domains).toEqual(['a.test', 'b.test']);
     });

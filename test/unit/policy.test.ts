@@ -1,9 +1,14 @@
 import type { Request } from '@crawlee/core';
 import { log } from '@crawlee/core';
 
-import { ManualClock, RequestThrottledError, seededRandom, ThrottlingRequestManager } from '../../packages/throttling/src';
+import {
+    ManualClock,
+    RequestThrottledError,
+    seededRandom,
+    ThrottlingRequestManager,
+} from '../../packages/throttling/src';
 import type { ThrottlingRequestManagerOptions } from '../../packages/throttling/src';
-import { DomainState } from '../../packages/throttling/src/domain-state';
+import { DomainState } from '../../packages/throttling/src/pacing/domain-state';
 import { memoryConfig } from '../helpers/storage';
 
 function setup(options: Partial<ThrottlingRequestManagerOptions> = {}) {
@@ -17,7 +22,12 @@ async function add(manager: ThrottlingRequestManager, urls: string[]) {
 }
 
 /** Fetches one request at each moment the manager allows, handling each at once (fast responses). */
-async function dispatchTimes(manager: ThrottlingRequestManager, clock: ManualClock, count: number, handle = true): Promise<number[]> {
+async function dispatchTimes(
+    manager: ThrottlingRequestManager,
+    clock: ManualClock,
+    count: number,
+    handle = true,
+): Promise<number[]> {
     const start = clock.now();
     const times: number[] = [];
     for (let guard = 0; guard < 1000 && times.length < count; guard++) {
@@ -85,14 +95,26 @@ describe('policy: concurrency, delay, per-slot delay', () => {
     test('the default is one request in flight per domain', async () => {
         const { manager } = setup();
         await add(manager, ['https://a.com/1', 'https://a.com/2', 'https://b.com/1']);
-        const got = [await manager.fetchNextRequest(), await manager.fetchNextRequest(), await manager.fetchNextRequest()];
-        expect(got.filter(Boolean).map((r) => new URL(r!.url).hostname).sort()).toEqual(['a.com', 'b.com']);
+        const got = [
+            await manager.fetchNextRequest(),
+            await manager.fetchNextRequest(),
+            await manager.fetchNextRequest(),
+        ];
+        expect(
+            got
+                .filter(Boolean)
+                .map((r) => new URL(r!.url).hostname)
+                .sort(),
+        ).toEqual(['a.com', 'b.com']);
     });
 
     test('jitter randomises each delay within its bounds, reproducibly with a seeded source', async () => {
         const run = async () => {
             const { manager, clock } = setup({ delaySecs: 1, jitter: 0.5, random: seededRandom(42) });
-            await add(manager, Array.from({ length: 20 }, (_, i) => `https://a.com/${i}`));
+            await add(
+                manager,
+                Array.from({ length: 20 }, (_, i) => `https://a.com/${i}`),
+            );
             const times = await dispatchTimes(manager, clock, 20);
             return times.slice(1).map((t, i) => t - times[i]);
         };
@@ -132,7 +154,9 @@ describe('policy: backoff triggers, factor and recovery', () => {
         const { manager, clock } = setup({ baseDelaySecs: 1 });
         await add(manager, ['https://a.com/1']);
         const r = (await manager.fetchNextRequest())!;
-        await expect(manager.handleResponse({ request: r }, response(503))).rejects.toBeInstanceOf(RequestThrottledError);
+        await expect(manager.handleResponse({ request: r }, response(503))).rejects.toBeInstanceOf(
+            RequestThrottledError,
+        );
         expect(snap(manager, 'a.com').backoffUntil).toBe(clock.now() + 1000);
         await expect(manager.handleResponse({ request: r }, response(500))).resolves.toBeUndefined();
         await expect(manager.handleResponse({ request: r }, response(404))).resolves.toBeUndefined();
@@ -143,7 +167,9 @@ describe('policy: backoff triggers, factor and recovery', () => {
         await add(manager, ['https://a.com/1']);
         const r = (await manager.fetchNextRequest())!;
         await expect(manager.handleResponse({ request: r }, response(503))).resolves.toBeUndefined();
-        await expect(manager.handleResponse({ request: r }, response(429))).rejects.toBeInstanceOf(RequestThrottledError);
+        await expect(manager.handleResponse({ request: r }, response(429))).rejects.toBeInstanceOf(
+            RequestThrottledError,
+        );
     });
 
     test('a network error or timeout on a reclaimed request backs the domain off; a handler bug does not', async () => {
@@ -206,7 +232,10 @@ describe('policy: backoff triggers, factor and recovery', () => {
 });
 
 describe('policy: server-announced limits', () => {
-    async function refusedWith(headers: Record<string, string>, options: Partial<ThrottlingRequestManagerOptions> = {}) {
+    async function refusedWith(
+        headers: Record<string, string>,
+        options: Partial<ThrottlingRequestManagerOptions> = {},
+    ) {
         const { manager, clock } = setup({ baseDelaySecs: 2, ...options });
         await add(manager, ['https://a.com/1']);
         const r = (await manager.fetchNextRequest())!;
@@ -215,7 +244,9 @@ describe('policy: server-announced limits', () => {
     }
 
     test('Retry-After wins over RateLimit fields', async () => {
-        expect(await refusedWith({ 'retry-after': '7', ratelimit: '"p";r=0;t=30', 'ratelimit-policy': '"p";q=10;w=60' })).toBe(7000);
+        expect(
+            await refusedWith({ 'retry-after': '7', ratelimit: '"p";r=0;t=30', 'ratelimit-policy': '"p";q=10;w=60' }),
+        ).toBe(7000);
     });
 
     test('IETF RateLimit with nothing remaining waits for the reset', async () => {
@@ -228,13 +259,20 @@ describe('policy: server-announced limits', () => {
         const { manager } = setup({ clock });
         await add(manager, ['https://a.com/1']);
         const r = (await manager.fetchNextRequest())!;
-        await manager.handleResponse({ request: r }, response(429, { 'x-ratelimit-remaining': '0', 'x-ratelimit-reset': String(epoch) })).catch(() => undefined);
+        await manager
+            .handleResponse(
+                { request: r },
+                response(429, { 'x-ratelimit-remaining': '0', 'x-ratelimit-reset': String(epoch) }),
+            )
+            .catch(() => undefined);
         expect(snap(manager, 'a.com').backoffUntil).toBe(epoch * 1000);
         expect(await refusedWith({ 'x-ratelimit-remaining': '0', 'x-ratelimit-reset': '5' })).toBe(5000);
     });
 
     test('malformed values are ignored: exponential backoff applies', async () => {
-        expect(await refusedWith({ 'retry-after': 'soon', ratelimit: 'garbage;;', 'x-ratelimit-reset': 'x' })).toBe(2000);
+        expect(await refusedWith({ 'retry-after': 'soon', ratelimit: 'garbage;;', 'x-ratelimit-reset': 'x' })).toBe(
+            2000,
+        );
     });
 
     test('server waits are capped at maxDelaySecs', async () => {
@@ -245,7 +283,10 @@ describe('policy: server-announced limits', () => {
         const { manager } = setup();
         await add(manager, ['https://a.com/1']);
         const r = (await manager.fetchNextRequest())!;
-        await manager.handleResponse({ request: r }, response(200, { ratelimit: '"p";r=10;t=20', 'ratelimit-policy': '"p";q=100;w=60' }));
+        await manager.handleResponse(
+            { request: r },
+            response(200, { ratelimit: '"p";r=10;t=20', 'ratelimit-policy': '"p";q=100;w=60' }),
+        );
         expect(snap(manager, 'a.com')).toMatchObject({ intervalMs: 2000, intervalReason: 'announced' });
     });
 
@@ -253,7 +294,10 @@ describe('policy: server-announced limits', () => {
         const { manager, clock } = setup();
         await add(manager, ['https://a.com/1']);
         const r = (await manager.fetchNextRequest())!;
-        await manager.handleResponse({ request: r }, response(200, { 'x-ratelimit-remaining': '0', 'x-ratelimit-reset': '4' }));
+        await manager.handleResponse(
+            { request: r },
+            response(200, { 'x-ratelimit-remaining': '0', 'x-ratelimit-reset': '4' }),
+        );
         expect(snap(manager, 'a.com')).toMatchObject({ backoffUntil: clock.now() + 4000, refusals: 0 });
     });
 });
@@ -262,7 +306,11 @@ describe('policy: robots.txt Crawl-delay interplay and scopes', () => {
     test('a declared crawl delay sets the delay and concurrency 1', async () => {
         const { manager } = setup({ concurrency: 4 });
         manager.recordPacingSignal({ reason: 'minInterval', url: 'https://a.com/', intervalMs: 1500 });
-        expect(snap(manager, 'a.com')).toMatchObject({ concurrencyLimit: 1, intervalMs: 1500, intervalReason: 'crawl-delay' });
+        expect(snap(manager, 'a.com')).toMatchObject({
+            concurrencyLimit: 1,
+            intervalMs: 1500,
+            intervalReason: 'crawl-delay',
+        });
     });
 
     test('explicit scope settings win over robots.txt, with one warning', async () => {
@@ -316,14 +364,23 @@ describe('policy: robots.txt Crawl-delay interplay and scopes', () => {
 
     test('an endpoint prefix scope is paced apart from the rest of its host', async () => {
         const { manager } = setup({ scopes: { 'api.example.com/search': { delaySecs: 10 } } });
-        await add(manager, ['https://api.example.com/search?q=1', 'https://api.example.com/search/more', 'https://api.example.com/items/1']);
+        await add(manager, [
+            'https://api.example.com/search?q=1',
+            'https://api.example.com/search/more',
+            'https://api.example.com/items/1',
+        ]);
         const got: string[] = [];
         for (let r = await manager.fetchNextRequest(); r; r = await manager.fetchNextRequest()) {
             got.push(r.url);
             await manager.markRequestHandled(r);
         }
         expect(got.sort()).toEqual(['https://api.example.com/items/1', 'https://api.example.com/search?q=1']);
-        expect(manager.snapshot().map((s) => s.domain).sort()).toEqual(['api.example.com', 'api.example.com/search']);
+        expect(
+            manager
+                .snapshot()
+                .map((s) => s.domain)
+                .sort(),
+        ).toEqual(['api.example.com', 'api.example.com/search']);
     });
 });
 

@@ -1,11 +1,11 @@
-import { domainKeyOfConfigured } from '../../packages/throttling/src/domain-key';
+import { domainKeyOfConfigured } from '../../packages/throttling/src/routing/domain-key';
 import {
     domainKeyFromQueueName,
     isThrottledQueueName,
     MAX_THROTTLED_QUEUE_NAME_LENGTH,
     THROTTLED_QUEUE_NAME_PREFIX,
     throttledQueueName,
-} from '../../packages/throttling/src/queue-name';
+} from '../../packages/throttling/src/queues/queue-name';
 
 // Safe as a directory name everywhere, and no trailing dot (Windows drops it).
 const FILESYSTEM_SAFE = /^[a-z0-9._-]+(?<!\.)$/;

@@ -1,7 +1,11 @@
 import { createHash } from 'node:crypto';
 
-import { DEFAULT_PERSIST_STATE_KEY, QueueNamespace } from '../../packages/throttling/src/queue-namespace';
-import { domainKeyFromQueueName, MAX_THROTTLED_QUEUE_NAME_LENGTH, throttledQueueName } from '../../packages/throttling/src/queue-name';
+import { DEFAULT_PERSIST_STATE_KEY, QueueNamespace } from '../../packages/throttling/src/queues/queue-namespace';
+import {
+    domainKeyFromQueueName,
+    MAX_THROTTLED_QUEUE_NAME_LENGTH,
+    throttledQueueName,
+} from '../../packages/throttling/src/queues/queue-name';
 
 // memory-storage reads a queue folder whose name contains a UUID as a queue *id* (losing its name).
 const UUID = /[0-9a-f]{8}-[0-9a-f]{4}-[0-9a-f]{4}-[0-9a-f]{4}-[0-9a-f]{12}/i;
@@ -53,7 +57,16 @@ describe('QueueNamespace: the default key keeps plain names', () => {
 
     test('rejects names that are not throttled queues, or not canonical', () => {
         // "_61" is an escaped "a": a second spelling of "throttled-a", so not one of ours.
-        for (const name of ['default', 'example.com', 'throttled-', 'throttled-Example.com', 'throttled-_61', 'throttled-a_zz', 'my-throttled-example.com', '']) {
+        for (const name of [
+            'default',
+            'example.com',
+            'throttled-',
+            'throttled-Example.com',
+            'throttled-_61',
+            'throttled-a_zz',
+            'my-throttled-example.com',
+            '',
+        ]) {
             expect(ns.domainOf(name)).toBeUndefined();
         }
     });
@@ -113,7 +126,11 @@ describe('QueueNamespace: a custom key puts a hash of itself into every name', (
 });
 
 describe('QueueNamespace: names stay storage-safe in every namespace', () => {
-    const namespaces = [new QueueNamespace(DEFAULT_PERSIST_STATE_KEY), new QueueNamespace('crawler-b'), new QueueNamespace('ÜBER key / with spaces')];
+    const namespaces = [
+        new QueueNamespace(DEFAULT_PERSIST_STATE_KEY),
+        new QueueNamespace('crawler-b'),
+        new QueueNamespace('ÜBER key / with spaces'),
+    ];
 
     test.each(KEYS)('%s: filesystem-safe and UUID-free', (domain) => {
         for (const ns of namespaces) {
@@ -138,7 +155,8 @@ describe('QueueNamespace: names stay storage-safe in every namespace', () => {
 
     test('a custom namespace keeps names within MAX_THROTTLED_QUEUE_NAME_LENGTH', () => {
         const long = `${'a'.repeat(60)}.${'b'.repeat(60)}.example`;
-        for (const ns of namespaces) expect(ns.nameOf(long).length).toBeLessThanOrEqual(MAX_THROTTLED_QUEUE_NAME_LENGTH);
+        for (const ns of namespaces)
+            expect(ns.nameOf(long).length).toBeLessThanOrEqual(MAX_THROTTLED_QUEUE_NAME_LENGTH);
         // The plain hashed name is not reversible; it is still a throttled name of ours.
         expect(domainKeyFromQueueName(throttledQueueName(long))).toBeUndefined();
     });

@@ -3,12 +3,15 @@ import { getDomain } from 'tldts';
 
 import { ManualClock, RequestThrottledError, ThrottlingRequestManager } from '../../packages/throttling/src';
 import type { ThrottlingRequestManagerOptions } from '../../packages/throttling/src';
-import { RAMPUP_DEFAULTS, RampupState } from '../../packages/throttling/src/rampup';
+import { RAMPUP_DEFAULTS, RampupState } from '../../packages/throttling/src/pacing/rampup';
 import { memoryConfig } from '../helpers/storage';
 
 function setup(options: Partial<ThrottlingRequestManagerOptions> = {}) {
     const clock = new ManualClock(0);
-    const manager = new ThrottlingRequestManager({ domains: 'all', clock, respectCrawlDelay: false, ...options }, memoryConfig());
+    const manager = new ThrottlingRequestManager(
+        { domains: 'all', clock, respectCrawlDelay: false, ...options },
+        memoryConfig(),
+    );
     return { clock, manager };
 }
 
@@ -81,7 +84,10 @@ describe('rampup: convergence on a simulated rate-limited server (injected clock
     /** A token bucket answering 429 with Retry-After (seconds until a token, at least 1). */
     function simulate(options: { rate: number; burst: number; pages: number; rampup: boolean }) {
         return async () => {
-            const { manager, clock } = setup({ scopes: { 'site.example': { rampup: options.rampup } }, baseDelaySecs: 1 });
+            const { manager, clock } = setup({
+                scopes: { 'site.example': { rampup: options.rampup } },
+                baseDelaySecs: 1,
+            });
             await manager.addRequestsBatched(
                 Array.from({ length: options.pages }, (_, i) => `https://site.example/${i}`),
                 { waitForAllRequestsToBeAdded: true },
@@ -110,13 +116,22 @@ describe('rampup: convergence on a simulated rate-limited server (injected clock
                 } else {
                     refused++;
                     const wait = Math.max(1, Math.ceil((1 - tokens) / options.rate));
-                    const error = await manager.handleResponse({ request }, { statusCode: 429, headers: { 'retry-after': String(wait) } }).catch((e) => e);
+                    const error = await manager
+                        .handleResponse({ request }, { statusCode: 429, headers: { 'retry-after': String(wait) } })
+                        .catch((e) => e);
                     expect(error).toBeInstanceOf(RequestThrottledError);
                     await manager.reclaimRequest(request);
                 }
             }
             const idealMs = (options.pages / options.rate) * 1000;
-            return { done, sent, refused, refusedShare: refused / sent, ratio: clock.now() / idealMs, snapshot: snap(manager, 'site.example') };
+            return {
+                done,
+                sent,
+                refused,
+                refusedShare: refused / sent,
+                ratio: clock.now() / idealMs,
+                snapshot: snap(manager, 'site.example'),
+            };
         };
     }
 
@@ -149,7 +164,8 @@ describe('rampup: slow responses', () => {
         let done = 0;
         let maxInFlight = 0;
         for (let guard = 0; guard < 100_000 && done < pages; guard++) {
-            for (let r = await manager.fetchNextRequest(); r; r = await manager.fetchNextRequest()) inFlight.push({ request: r, doneAt: clock.now() + 200 });
+            for (let r = await manager.fetchNextRequest(); r; r = await manager.fetchNextRequest())
+                inFlight.push({ request: r, doneAt: clock.now() + 200 });
             maxInFlight = Math.max(maxInFlight, inFlight.length);
             const next = Math.min(...inFlight.map((f) => f.doneAt), manager.nextReadyAt() ?? Infinity);
             clock.set(Math.max(clock.now(), next));
@@ -169,7 +185,9 @@ describe('rampup: slow responses', () => {
 
     test('an explicit concurrency of the scope is never raised', async () => {
         const { manager } = setup({ scopes: { 'slow.example': { rampup: true, concurrency: 1 } } });
-        await manager.addRequestsBatched(['https://slow.example/1', 'https://slow.example/2'], { waitForAllRequestsToBeAdded: true });
+        await manager.addRequestsBatched(['https://slow.example/1', 'https://slow.example/2'], {
+            waitForAllRequestsToBeAdded: true,
+        });
         await manager.fetchNextRequest();
         expect(await manager.fetchNextRequest()).toBeNull();
         expect(snap(manager, 'slow.example').concurrencyLimit).toBe(1);
@@ -183,7 +201,8 @@ describe('per-request scopes', () => {
         await manager.addRequest({ url: 'https://b.example/1', userData: { throttlingScopes: ['@api'] } });
         await manager.addRequest({ url: 'https://c.example/1' });
         const first: string[] = [];
-        for (let r = await manager.fetchNextRequest(); r; r = await manager.fetchNextRequest()) first.push(new URL(r.url).hostname);
+        for (let r = await manager.fetchNextRequest(); r; r = await manager.fetchNextRequest())
+            first.push(new URL(r.url).hostname);
         // Only one of a/b: they share @api, which allows one dispatch per second.
         expect(first).toHaveLength(2);
         expect(first).toContain('c.example');
@@ -200,9 +219,9 @@ describe('per-request scopes', () => {
         });
         await manager.addRequest({ url: 'https://a.example/1', userData: { throttlingScopes: '@api' } });
         const r = (await manager.fetchNextRequest())!;
-        await expect(manager.handleResponse({ request: r }, { statusCode: 429, headers: { 'retry-after': '5' } })).rejects.toBeInstanceOf(
-            RequestThrottledError,
-        );
+        await expect(
+            manager.handleResponse({ request: r }, { statusCode: 429, headers: { 'retry-after': '5' } }),
+        ).rejects.toBeInstanceOf(RequestThrottledError);
         expect(snap(manager, '@api').backoffUntil).toBe(clock.now() + 5000);
         expect(snap(manager, 'a.example').backoffUntil).toBe(0);
     });
@@ -215,13 +234,18 @@ describe('per-request scopes', () => {
                 const host = new URL(url).hostname;
                 const parent = getDomain(host)!;
                 const labels = host.split('.');
-                const levels = labels.slice(0, labels.length - parent.split('.').length).map((_, i) => labels.slice(i).join('.'));
+                const levels = labels
+                    .slice(0, labels.length - parent.split('.').length)
+                    .map((_, i) => labels.slice(i).join('.'));
                 return [...levels, parent];
             },
         });
-        await manager.addRequestsBatched(['https://a.example.com/1', 'https://b.example.com/1', 'https://c.example.com/1'], {
-            waitForAllRequestsToBeAdded: true,
-        });
+        await manager.addRequestsBatched(
+            ['https://a.example.com/1', 'https://b.example.com/1', 'https://c.example.com/1'],
+            {
+                waitForAllRequestsToBeAdded: true,
+            },
+        );
         const got: Request[] = [];
         for (let r = await manager.fetchNextRequest(); r; r = await manager.fetchNextRequest()) got.push(r);
         expect(got).toHaveLength(2); // the parent's cap of 2 binds across three subdomains
@@ -239,8 +263,11 @@ describe('per-request scopes', () => {
                 return target ? [new URL(target).hostname, 'api.scraper.example'] : undefined;
             },
         });
-        const api = (site: string, page: number) => `https://api.scraper.example/?url=${encodeURIComponent(`https://${site}/${page}`)}`;
-        await manager.addRequestsBatched([api('one.example', 1), api('one.example', 2), api('two.example', 1)], { waitForAllRequestsToBeAdded: true });
+        const api = (site: string, page: number) =>
+            `https://api.scraper.example/?url=${encodeURIComponent(`https://${site}/${page}`)}`;
+        await manager.addRequestsBatched([api('one.example', 1), api('one.example', 2), api('two.example', 1)], {
+            waitForAllRequestsToBeAdded: true,
+        });
         const got: string[] = [];
         for (let r = await manager.fetchNextRequest(); r; r = await manager.fetchNextRequest()) {
             got.push(new URL(new URL(r.url).searchParams.get('url')!).hostname);
@@ -249,12 +276,17 @@ describe('per-request scopes', () => {
         expect(got.sort()).toEqual(['one.example', 'two.example']); // one per target, spaced by the target's delay
         clock.advance(2000);
         expect(await manager.fetchNextRequest()).not.toBeNull();
-        expect(manager.snapshot().map((s) => s.domain)).toEqual(expect.arrayContaining(['one.example', 'two.example', 'api.scraper.example']));
+        expect(manager.snapshot().map((s) => s.domain)).toEqual(
+            expect.arrayContaining(['one.example', 'two.example', 'api.scraper.example']),
+        );
     });
 
     test('scopes follow the request, not where it was redirected', async () => {
         const { manager } = setup();
-        const scopes = manager.scopesOf({ url: 'https://a.example/x', userData: { throttlingScopes: { '@budget': 3 } } });
+        const scopes = manager.scopesOf({
+            url: 'https://a.example/x',
+            userData: { throttlingScopes: { '@budget': 3 } },
+        });
         expect(scopes).toEqual({ primary: 'a.example', primaryCost: 1, extras: [['@budget', 3]] });
     });
 
@@ -270,7 +302,10 @@ describe('per-request scopes', () => {
 
 describe('quotas', () => {
     test('a request is held when the window spend plus its cost would exceed the quota; the next window opens it', async () => {
-        const { manager, clock } = setup({ concurrency: 10, scopes: { 'a.example': { quota: 3, windowSecs: 10, concurrency: 10 } } });
+        const { manager, clock } = setup({
+            concurrency: 10,
+            scopes: { 'a.example': { quota: 3, windowSecs: 10, concurrency: 10 } },
+        });
         await manager.addRequestsBatched(
             Array.from({ length: 5 }, (_, i) => `https://a.example/${i}`),
             { waitForAllRequestsToBeAdded: true },
@@ -286,7 +321,10 @@ describe('quotas', () => {
     });
 
     test('one oversized request still goes alone into an empty window, and fills it', async () => {
-        const { manager, clock } = setup({ concurrency: 10, scopes: { '@budget': { quota: 3, windowSecs: 10, concurrency: 10 } } });
+        const { manager, clock } = setup({
+            concurrency: 10,
+            scopes: { '@budget': { quota: 3, windowSecs: 10, concurrency: 10 } },
+        });
         await manager.addRequest({ url: 'https://a.example/big', userData: { throttlingScopes: { '@budget': 5 } } });
         await manager.addRequest({ url: 'https://b.example/small', userData: { throttlingScopes: { '@budget': 1 } } });
         const got: string[] = [];
@@ -298,7 +336,10 @@ describe('quotas', () => {
     });
 
     test('reportCost corrects the estimate: a cheaper real cost frees quota for the window', async () => {
-        const { manager } = setup({ concurrency: 10, scopes: { '@budget': { quota: 10, windowSecs: 60, concurrency: 10 } } });
+        const { manager } = setup({
+            concurrency: 10,
+            scopes: { '@budget': { quota: 10, windowSecs: 60, concurrency: 10 } },
+        });
         await manager.addRequest({ url: 'https://a.example/1', userData: { throttlingScopes: { '@budget': 8 } } });
         await manager.addRequest({ url: 'https://b.example/1', userData: { throttlingScopes: { '@budget': 8 } } });
         const first = (await manager.fetchNextRequest())!;

@@ -1,4 +1,4 @@
-import { parseRateLimitHeaders, type ResponseHeaders } from '../../packages/throttling/src/rate-limit-headers';
+import { parseRateLimitHeaders, type ResponseHeaders } from '../../packages/throttling/src/response/rate-limit-headers';
 
 // Sun, 15 Jun 2025 12:00:00 GMT
 const NOW = Date.UTC(2025, 5, 15, 12, 0, 0);
@@ -10,7 +10,9 @@ describe('parseRateLimitHeaders: nothing usable', () => {
     });
 
     it('returns undefined for unrelated and undefined headers', () => {
-        expect(parseRateLimitHeaders({ 'content-type': 'text/html', 'x-ratelimit-limit': undefined }, NOW)).toBeUndefined();
+        expect(
+            parseRateLimitHeaders({ 'content-type': 'text/html', 'x-ratelimit-limit': undefined }, NOW),
+        ).toBeUndefined();
     });
 
     it('returns undefined when every rate-limit header is malformed', () => {
@@ -30,14 +32,21 @@ describe('parseRateLimitHeaders: nothing usable', () => {
     });
 
     it('never throws on values of the wrong runtime type', () => {
-        const headers = { 'retry-after': 5, ratelimit: ['"p";r=1', 7], 'x-ratelimit-remaining': null } as unknown as ResponseHeaders;
+        const headers = {
+            'retry-after': 5,
+            ratelimit: ['"p";r=1', 7],
+            'x-ratelimit-remaining': null,
+        } as unknown as ResponseHeaders;
         expect(parseRateLimitHeaders(headers, NOW)).toEqual({ source: 'ratelimit', remaining: 1 });
     });
 });
 
 describe('parseRateLimitHeaders: Retry-After', () => {
     it('reads delay-seconds', () => {
-        expect(parseRateLimitHeaders({ 'retry-after': '120' }, NOW)).toEqual({ source: 'retry-after', waitMs: 120_000 });
+        expect(parseRateLimitHeaders({ 'retry-after': '120' }, NOW)).toEqual({
+            source: 'retry-after',
+            waitMs: 120_000,
+        });
     });
 
     it('reads an HTTP-date relative to now', () => {
@@ -52,7 +61,10 @@ describe('parseRateLimitHeaders: Retry-After', () => {
     });
 
     it('uses the first usable value of a repeated header', () => {
-        expect(parseRateLimitHeaders({ 'retry-after': ['x', '8', '9'] }, NOW)).toEqual({ source: 'retry-after', waitMs: 8_000 });
+        expect(parseRateLimitHeaders({ 'retry-after': ['x', '8', '9'] }, NOW)).toEqual({
+            source: 'retry-after',
+            waitMs: 8_000,
+        });
     });
 
     it('treats 0 as no usable header', () => {
@@ -85,7 +97,11 @@ describe('parseRateLimitHeaders: IETF RateLimit / RateLimit-Policy', () => {
     });
 
     it('does not wait when the exhausted quota resets now', () => {
-        expect(parseRateLimitHeaders({ ratelimit: '"p";r=0;t=0' }, NOW)).toEqual({ source: 'ratelimit', remaining: 0, resetMs: 0 });
+        expect(parseRateLimitHeaders({ ratelimit: '"p";r=0;t=0' }, NOW)).toEqual({
+            source: 'ratelimit',
+            remaining: 0,
+            resetMs: 0,
+        });
     });
 
     it('does not wait when the exhausted quota has no reset', () => {
@@ -141,7 +157,10 @@ describe('parseRateLimitHeaders: IETF RateLimit / RateLimit-Policy', () => {
     });
 
     it('pairs policies named by tokens as well as strings', () => {
-        const headers = { 'ratelimit-policy': 'burst;q=10;w=1, "daily";q=1000;w=86400', ratelimit: '"burst";r=1;t=1, daily;r=500;t=60' };
+        const headers = {
+            'ratelimit-policy': 'burst;q=10;w=1, "daily";q=1000;w=86400',
+            ratelimit: '"burst";r=1;t=1, daily;r=500;t=60',
+        };
         expect(parseRateLimitHeaders(headers, NOW)).toEqual({
             source: 'ratelimit',
             remaining: 1,
@@ -177,11 +196,18 @@ describe('parseRateLimitHeaders: IETF RateLimit / RateLimit-Policy', () => {
         ['missing remaining', '"p";t=5, "q";r=8;t=5', 8],
         ['an inner list', '("p" "q");r=0;t=5, "q";r=8;t=5', 8],
     ])('ignores a member with %s', (_label, value, remaining) => {
-        expect(parseRateLimitHeaders({ ratelimit: value }, NOW)).toEqual({ source: 'ratelimit', remaining, resetMs: 5_000 });
+        expect(parseRateLimitHeaders({ ratelimit: value }, NOW)).toEqual({
+            source: 'ratelimit',
+            remaining,
+            resetMs: 5_000,
+        });
     });
 
     it('ignores a negative reset but keeps the remaining count', () => {
-        expect(parseRateLimitHeaders({ ratelimit: '"p";r=0;t=-5' }, NOW)).toEqual({ source: 'ratelimit', remaining: 0 });
+        expect(parseRateLimitHeaders({ ratelimit: '"p";r=0;t=-5' }, NOW)).toEqual({
+            source: 'ratelimit',
+            remaining: 0,
+        });
     });
 
     it('ignores invalid policy parameters individually', () => {
@@ -271,7 +297,10 @@ describe('parseRateLimitHeaders: X-RateLimit-*', () => {
     });
 
     it('reads a delta-seconds reset', () => {
-        expect(parseRateLimitHeaders({ 'x-ratelimit-reset': '60' }, NOW)).toEqual({ source: 'x-ratelimit', resetMs: 60_000 });
+        expect(parseRateLimitHeaders({ 'x-ratelimit-reset': '60' }, NOW)).toEqual({
+            source: 'x-ratelimit',
+            resetMs: 60_000,
+        });
     });
 
     it('reads a value just below 2024-01-01 as epoch seconds as a delta', () => {
@@ -282,7 +311,10 @@ describe('parseRateLimitHeaders: X-RateLimit-*', () => {
     });
 
     it('reads 2024-01-01 as epoch seconds as a timestamp (already past: reset now)', () => {
-        expect(parseRateLimitHeaders({ 'x-ratelimit-reset': '1704067200' }, NOW)).toEqual({ source: 'x-ratelimit', resetMs: 0 });
+        expect(parseRateLimitHeaders({ 'x-ratelimit-reset': '1704067200' }, NOW)).toEqual({
+            source: 'x-ratelimit',
+            resetMs: 0,
+        });
     });
 
     it('waits until an epoch reset when the quota is exhausted', () => {
@@ -318,7 +350,10 @@ describe('parseRateLimitHeaders: X-RateLimit-*', () => {
     });
 
     it('uses the first member of a comma-joined repeat', () => {
-        expect(parseRateLimitHeaders({ 'x-ratelimit-remaining': '7, 8' }, NOW)).toEqual({ source: 'x-ratelimit', remaining: 7 });
+        expect(parseRateLimitHeaders({ 'x-ratelimit-remaining': '7, 8' }, NOW)).toEqual({
+            source: 'x-ratelimit',
+            remaining: 7,
+        });
     });
 });
 

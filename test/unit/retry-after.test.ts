@@ -1,4 +1,4 @@
-import { parseRetryAfter } from '../../packages/throttling/src/retry-after';
+import { parseRetryAfter } from '../../packages/throttling/src/response/retry-after';
 
 // Sun, 15 Jun 2025 12:00:00 GMT
 const NOW = Date.UTC(2025, 5, 15, 12, 0, 0);
@@ -14,12 +14,9 @@ describe('parseRetryAfter: delay-seconds', () => {
         expect(parseRetryAfter(value, NOW)).toBe(expected);
     });
 
-    it.each(['-5', '1.5', '+3', '5s', ' ', '', '1 2', '1e3', '0x10', 'soon', '٣', '３'])(
-        'rejects %j',
-        (value) => {
-            expect(parseRetryAfter(value, NOW)).toBeUndefined();
-        },
-    );
+    it.each(['-5', '1.5', '+3', '5s', ' ', '', '1 2', '1e3', '0x10', 'soon', '٣', '３'])('rejects %j', (value) => {
+        expect(parseRetryAfter(value, NOW)).toBeUndefined();
+    });
 
     it.each(['0', '000', ' 0 '])('treats %j ("no delay") as no usable header', (value) => {
         expect(parseRetryAfter(value, NOW)).toBeUndefined();
@@ -174,9 +171,9 @@ describe('parseRetryAfter: absent and repeated headers', () => {
     });
 
     it('skips invalid, zero and past values to reach the first usable one', () => {
-        expect(parseRetryAfter(['soon', '0', 'Sun, 06 Nov 1994 08:49:37 GMT', 'Sun, 15 Jun 2025 12:00:20 GMT', '5'], NOW)).toBe(
-            20_000,
-        );
+        expect(
+            parseRetryAfter(['soon', '0', 'Sun, 06 Nov 1994 08:49:37 GMT', 'Sun, 15 Jun 2025 12:00:20 GMT', '5'], NOW),
+        ).toBe(20_000);
     });
 
     it('returns undefined when no value of a repeated header is usable', () => {

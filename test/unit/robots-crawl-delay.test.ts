@@ -1,10 +1,12 @@
-import {
-    RobotsCrawlDelayCache,
+import type {
     RobotsFetchResult,
     RobotsFetcher,
     RobotsVerdict,
+} from '../../packages/throttling/src/robots/robots-crawl-delay';
+import {
+    RobotsCrawlDelayCache,
     robotsVerdictFromResponse,
-} from '../../packages/throttling/src/robots-crawl-delay';
+} from '../../packages/throttling/src/robots/robots-crawl-delay';
 
 interface Deferred<T> {
     promise: Promise<T>;
@@ -73,14 +75,7 @@ describe('RobotsCrawlDelayCache verdicts', () => {
     });
 
     it('prefers the group of the given user agent and falls back to *', async () => {
-        const body = [
-            'User-agent: *',
-            'Crawl-delay: 10',
-            '',
-            'User-agent: PoliteBot',
-            'Crawl-delay: 2',
-            '',
-        ].join('\n');
+        const body = ['User-agent: *', 'Crawl-delay: 10', '', 'User-agent: PoliteBot', 'Crawl-delay: 2', ''].join('\n');
         await expect(verdictFor(ok(body), 'PoliteBot/1.2 (+https://bot.example)')).resolves.toMatchObject({
             delayMs: 2000,
         });

@@ -3,9 +3,14 @@ import { existsSync, mkdtempSync, readdirSync, rmSync, utimesSync, writeFileSync
 import { tmpdir } from 'node:os';
 import { basename, join } from 'node:path';
 
-import { FileDomainClock, ManualClock, ThrottlingOptionsError, ThrottlingRequestManager } from '../../packages/throttling/src';
+import {
+    FileDomainClock,
+    ManualClock,
+    ThrottlingOptionsError,
+    ThrottlingRequestManager,
+} from '../../packages/throttling/src';
 import type { ThrottlingRequestManagerOptions } from '../../packages/throttling/src';
-import { decideReservation, decideSettlement } from '../../packages/throttling/src/shared-domain-clock';
+import { decideReservation, decideSettlement } from '../../packages/throttling/src/shared-clock/shared-domain-clock';
 import { memoryConfig } from '../helpers/storage';
 
 const T0 = Date.UTC(2026, 0, 1);
@@ -26,15 +31,26 @@ describe('decideReservation', () => {
     });
 
     test('refuses while either clock runs, saying when both allow a dispatch', () => {
-        expect(decideReservation({ nextAt: T0 + 300, backoffUntil: T0 + 900 }, T0, T0 + 500).reservation).toEqual({ granted: false, notBefore: T0 + 900 });
-        expect(decideReservation({ nextAt: T0 + 300, backoffUntil: 0 }, T0, T0 + 500).reservation).toEqual({ granted: false, notBefore: T0 + 300 });
+        expect(decideReservation({ nextAt: T0 + 300, backoffUntil: T0 + 900 }, T0, T0 + 500).reservation).toEqual({
+            granted: false,
+            notBefore: T0 + 900,
+        });
+        expect(decideReservation({ nextAt: T0 + 300, backoffUntil: 0 }, T0, T0 + 500).reservation).toEqual({
+            granted: false,
+            notBefore: T0 + 300,
+        });
     });
 });
 
 describe('decideSettlement', () => {
     test('a lease still in place is replaced, earlier or later; one moved since only moves forward', () => {
-        expect(decideSettlement({ nextAt: T0 + 30_000, backoffUntil: 5 }, T0 + 30_000, T0 + 700)).toEqual({ nextAt: T0 + 700, backoffUntil: 5 });
-        expect(decideSettlement({ nextAt: T0 + 40_000, backoffUntil: 0 }, T0 + 30_000, T0 + 700).nextAt).toBe(T0 + 40_000);
+        expect(decideSettlement({ nextAt: T0 + 30_000, backoffUntil: 5 }, T0 + 30_000, T0 + 700)).toEqual({
+            nextAt: T0 + 700,
+            backoffUntil: 5,
+        });
+        expect(decideSettlement({ nextAt: T0 + 40_000, backoffUntil: 0 }, T0 + 30_000, T0 + 700).nextAt).toBe(
+            T0 + 40_000,
+        );
     });
 });
 
@@ -91,7 +107,16 @@ describe('FileDomainClock', () => {
 
     test('distinct keys never share a file, even on a case-insensitive filesystem; long keys are hashed', () => {
         const clock = new FileDomainClock(dir);
-        const keys = ['a.com', 'A.com', 'a_2fb', 'a/b', 'api.example/v1/Search', 'api.example/v1/search', '[::1]:8080', 'x'.repeat(400)];
+        const keys = [
+            'a.com',
+            'A.com',
+            'a_2fb',
+            'a/b',
+            'api.example/v1/Search',
+            'api.example/v1/search',
+            '[::1]:8080',
+            'x'.repeat(400),
+        ];
         const names = keys.map((k) => basename(clock.fileOf(k)).toLowerCase());
         expect(new Set(names).size).toBe(keys.length);
         for (const name of names) expect(name).toMatch(/^[a-z0-9._-]+\.json$/);
@@ -112,7 +137,17 @@ describe('ThrottlingRequestManager with a shared clock', () => {
         const clock = new ManualClock(T0);
         // Two managers with their own storage, as two crawler processes would have, sharing one directory.
         const make = () =>
-            new ThrottlingRequestManager({ domains: 'all', clock, delaySecs: 1, concurrency: 4, sharedClock: new FileDomainClock(dir), ...options }, memoryConfig());
+            new ThrottlingRequestManager(
+                {
+                    domains: 'all',
+                    clock,
+                    delaySecs: 1,
+                    concurrency: 4,
+                    sharedClock: new FileDomainClock(dir),
+                    ...options,
+                },
+                memoryConfig(),
+            );
         return { clock, a: make(), b: make() };
     }
 
@@ -205,7 +240,10 @@ describe('ThrottlingRequestManager with a shared clock', () => {
         // B's request sits in its inner queue, as one written there before the throttler took over.
         const inner = await RequestQueue.open('inner-shared', { config: memoryConfig() });
         await inner.addRequest({ url: 'https://shop.example/b/0' });
-        const b = new ThrottlingRequestManager({ ...options, inner, sharedClock: new FileDomainClock(dir) }, memoryConfig());
+        const b = new ThrottlingRequestManager(
+            { ...options, inner, sharedClock: new FileDomainClock(dir) },
+            memoryConfig(),
+        );
 
         await a.addRequest({ url: 'https://shop.example/a/0' });
         expect(await a.fetchNextRequest()).not.toBeNull();
@@ -215,9 +253,17 @@ describe('ThrottlingRequestManager with a shared clock', () => {
     });
 
     test('sharedClock must implement reserve, extend and settle', () => {
-        const make = (sharedClock: object) => () => new ThrottlingRequestManager({ domains: 'all', sharedClock } as unknown as ThrottlingRequestManagerOptions, memoryConfig());
-        expect(make({})).toThrow(/sharedClock must implement reserve\(key, now, nextAt\), extend\(key, clocks\) and settle/);
+        const make = (sharedClock: object) => () =>
+            new ThrottlingRequestManager(
+                { domains: 'all', sharedClock } as unknown as ThrottlingRequestManagerOptions,
+                memoryConfig(),
+            );
+        expect(make({})).toThrow(
+            /sharedClock must implement reserve\(key, now, nextAt\), extend\(key, clocks\) and settle/,
+        );
         expect(make({ reserve: () => ({ granted: true }), extend: () => undefined })).toThrow(ThrottlingOptionsError);
-        expect(make({ reserve: () => ({ granted: true }), extend: () => undefined, settle: () => undefined })).not.toThrow();
+        expect(
+            make({ reserve: () => ({ granted: true }), extend: () => undefined, settle: () => undefined }),
+        ).not.toThrow();
     });
 });

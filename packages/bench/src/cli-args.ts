@@ -26,9 +26,13 @@ export function parseBenchArgs(argv: string[]): BenchmarkOptions & { help: boole
     });
     let only: ScenarioId[] | undefined;
     if (values.only !== undefined) {
-        const ids = values.only.split(',').map((s) => s.trim().toUpperCase()).filter(Boolean);
+        const ids = values.only
+            .split(',')
+            .map((s) => s.trim().toUpperCase())
+            .filter(Boolean);
         const unknown = ids.filter((id) => !(SCENARIO_IDS as readonly string[]).includes(id));
-        if (unknown.length || ids.length === 0) throw new Error(`--only takes a list of ${SCENARIO_IDS.join(', ')}; got "${values.only}"`);
+        if (unknown.length || ids.length === 0)
+            throw new Error(`--only takes a list of ${SCENARIO_IDS.join(', ')}; got "${values.only}"`);
         only = SCENARIO_IDS.filter((id) => ids.includes(id));
     }
     return { help: values.help ?? false, quick: values.quick ?? false, only, out: values.out };

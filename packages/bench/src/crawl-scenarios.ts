@@ -10,7 +10,13 @@ import { memoryConfig } from './storage';
 /** The ways of crawling the same URL list: three with Crawlee alone, two with the throttler. */
 export type ContenderId = 'plain' | 'sameDomainDelay' | 'maxRequestsPerMinute' | 'throttler' | 'throttlerRampup';
 
-export const CONTENDERS: readonly ContenderId[] = ['plain', 'sameDomainDelay', 'maxRequestsPerMinute', 'throttler', 'throttlerRampup'];
+export const CONTENDERS: readonly ContenderId[] = [
+    'plain',
+    'sameDomainDelay',
+    'maxRequestsPerMinute',
+    'throttler',
+    'throttlerRampup',
+];
 
 /** A crawl scenario: identical sites, all pages given up front. */
 export interface CrawlScenario {
@@ -93,7 +99,10 @@ async function runContender(web: PoliteWeb, s: CrawlScenario, contender: Contend
     };
     let throttler: ThrottlingRequestManager | undefined;
     if (contender === 'throttler' || contender === 'throttlerRampup') {
-        throttler = new ThrottlingRequestManager({ domains: 'all', ...(contender === 'throttlerRampup' ? { rampup: true } : {}) }, config);
+        throttler = new ThrottlingRequestManager(
+            { domains: 'all', ...(contender === 'throttlerRampup' ? { rampup: true } : {}) },
+            config,
+        );
         options.requestQueue = throttler.asRequestQueue();
     } else {
         options.requestQueue = await RequestQueue.open(null, { config });

@@ -19,7 +19,10 @@ function crawleeVersion(): string {
         let dir = dirname(main);
         for (let i = 0; i < 4; i++) {
             try {
-                const pkg = JSON.parse(readFileSync(join(dir, 'package.json'), 'utf8')) as { name?: string; version?: string };
+                const pkg = JSON.parse(readFileSync(join(dir, 'package.json'), 'utf8')) as {
+                    name?: string;
+                    version?: string;
+                };
                 if (pkg.name === '@crawlee/core' && pkg.version) return pkg.version;
             } catch {
                 // keep looking upwards

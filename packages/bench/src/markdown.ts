@@ -35,17 +35,32 @@ function crawlRows(result: ScenarioResult, withViolations: boolean): string[][] 
             `${pct(c.refusedShare)} (${c.refusals})`,
         ];
         if (withViolations) row.push(String(c.crawlDelayViolations));
-        row.push(String(c.failed), secs(c.makespanMs), `${(c.makespanMs / c.idealMs).toFixed(2)}×`, `${secs(c.wallMs)}${c.timedOut ? ' ⏱ cap' : ''}`);
+        row.push(
+            String(c.failed),
+            secs(c.makespanMs),
+            `${(c.makespanMs / c.idealMs).toFixed(2)}×`,
+            `${secs(c.wallMs)}${c.timedOut ? ' ⏱ cap' : ''}`,
+        );
         return row;
     });
 }
 
 function crawlHeader(withViolations: boolean): string[] {
-    const h = ['contender', 'setup', 'pages completed', 'requests', 'refused', ...(withViolations ? ['crawl-delay violations'] : [])];
+    const h = [
+        'contender',
+        'setup',
+        'pages completed',
+        'requests',
+        'refused',
+        ...(withViolations ? ['crawl-delay violations'] : []),
+    ];
     return [...h, 'failed', 'makespan', 'makespan / ideal', 'wall time'];
 }
 
-function throttlerOf(result: ScenarioResult, contender: ContenderResult['contender'] = 'throttler'): ContenderResult | undefined {
+function throttlerOf(
+    result: ScenarioResult,
+    contender: ContenderResult['contender'] = 'throttler',
+): ContenderResult | undefined {
     return result.contenders.find((c) => c.contender === contender);
 }
 
@@ -103,7 +118,9 @@ export function b3Section(rows: OverheadRow[], requests: number): string {
         [row.bare, row.manager].map((m) => [
             String(row.domains),
             m.store === 'RequestQueue' ? 'bare RequestQueue' : 'ThrottlingRequestManager',
-            m.capped ? `${m.added} added, ${m.completed} handled of ${m.requests} (${m.capped} cap)` : String(m.requests),
+            m.capped
+                ? `${m.added} added, ${m.completed} handled of ${m.requests} (${m.capped} cap)`
+                : String(m.requests),
             `${Math.round(m.added / (m.addMs / 1000))}`,
             `${Math.round(m.completed / (m.drainMs / 1000))}`,
             `${Math.round(1 / (costPerRequestMs(m) / 1000))}`,
@@ -130,26 +147,30 @@ export function b3Section(rows: OverheadRow[], requests: number): string {
             'Each row has its own storage; a full GC runs before each. ops/s counts whole requests (add + fetch + handled); the ratio is ' +
             "the manager's cost per request over the bare queue's at the same domain count, measured in the same run. Peak heap is heapUsed above the start " +
             'of the measurement; RSS is the whole process (it only grows, so later rows inherit earlier peaks). A measurement that passes ' +
-            'half of V8\'s heap limit or its time cap stops there and is costed by the part it did.',
+            "half of V8's heap limit or its time cap stops there and is costed by the part it did.",
         '',
-        mdTable(['domains', 'store', 'requests', 'adds/s', 'fetch+handled/s', 'requests/s', 'cost / request', 'ratio', 'peak heap Δ', 'peak RSS'], table, [
-            'r',
-            'l',
-            'r',
-            'r',
-            'r',
-            'r',
-            'r',
-            'r',
-            'r',
-            'r',
-        ]),
+        mdTable(
+            [
+                'domains',
+                'store',
+                'requests',
+                'adds/s',
+                'fetch+handled/s',
+                'requests/s',
+                'cost / request',
+                'ratio',
+                'peak heap Δ',
+                'peak RSS',
+            ],
+            table,
+            ['r', 'l', 'r', 'r', 'r', 'r', 'r', 'r', 'r', 'r'],
+        ),
         '',
         ...(perDomain.length ? [`Manager memory over the bare queue: ${perDomain.join('; ')}.`, ''] : []),
         'Where the cost at many domains goes: the manager keeps one Crawlee `RequestQueue` per domain, and ' +
-            "`@crawlee/memory-storage` finds a queue by a linear scan of every open queue (comparing lower-cased names) on each " +
+            '`@crawlee/memory-storage` finds a queue by a linear scan of every open queue (comparing lower-cased names) on each ' +
             'storage call, so every add, fetch and mark handled costs more with each domain opened; the bare queue is alone in its ' +
-            'storage. Opening a domain queue also costs a storage round trip and Crawlee\'s argument validation, paid once per domain ' +
+            "storage. Opening a domain queue also costs a storage round trip and Crawlee's argument validation, paid once per domain " +
             `(${last ? `at ${last.domains.toLocaleString('en-US')} domains, once per ${Math.max(1, Math.round(requests / last.domains))} requests` : 'once per domain'}).`,
         '',
         target
@@ -169,11 +190,22 @@ export function b4Section(rows: PromptnessRow[], intervalMs: number): string {
         '',
         mdTable(
             ['setup', 'requests', 'gaps', 'p50 lateness', 'p99 lateness', 'max', 'min', 'wall time'],
-            rows.map((r) => [r.setup, String(r.requests), String(r.samples), ms1(r.p50), ms1(r.p99), ms1(r.max), ms1(r.min), `${secs(r.wallMs)}${r.timedOut ? ' ⏱ cap' : ''}`]),
+            rows.map((r) => [
+                r.setup,
+                String(r.requests),
+                String(r.samples),
+                ms1(r.p50),
+                ms1(r.p99),
+                ms1(r.max),
+                ms1(r.min),
+                `${secs(r.wallMs)}${r.timedOut ? ' ⏱ cap' : ''}`,
+            ]),
             ['l', 'r', 'r', 'r', 'r', 'r', 'r', 'r'],
         ),
         '',
-        throttlerRow ? `Target p99 ≤ 20 ms (throttler, 1 domain): ${mark(throttlerRow.p99 <= 20)} ${throttlerRow.p99.toFixed(2)} ms` : '',
+        throttlerRow
+            ? `Target p99 ≤ 20 ms (throttler, 1 domain): ${mark(throttlerRow.p99 <= 20)} ${throttlerRow.p99.toFixed(2)} ms`
+            : '',
     ].join('\n');
 }
 
@@ -197,8 +229,8 @@ export function header(env: Environment, quick: boolean, only: readonly string[]
         ),
         '',
         'B1 and B2 run against `@crawlee-throttling/polite-web` (one local server on 127.0.0.1 acting as HTTP proxy for ' +
-            '`site-N.example`, token bucket per site; no traffic leaves the machine). Figures come from the server\'s request log. ' +
-            'Contenders: (a) HttpCrawler with Crawlee defaults, (b) `sameDomainDelaySecs` = 1 / the sites\' true rate, ' +
+            "`site-N.example`, token bucket per site; no traffic leaves the machine). Figures come from the server's request log. " +
+            "Contenders: (a) HttpCrawler with Crawlee defaults, (b) `sameDomainDelaySecs` = 1 / the sites' true rate, " +
             "(c) `maxRequestsPerMinute` = the combined rate, (d) `ThrottlingRequestManager({ domains: 'all' })` attached, told nothing about the limits, (e) the same with `rampup: true` (adaptive rate search).",
     ].join('\n');
 }

@@ -53,18 +53,29 @@ function urlOf(i: number, domains: number): string {
     return `http://d${i % domains}.bench.example/r/${i}`;
 }
 
-async function measure(store: OverheadMeasurement['store'], domains: number, requests: number, capMs: number, heapCapShare: number): Promise<OverheadMeasurement> {
+async function measure(
+    store: OverheadMeasurement['store'],
+    domains: number,
+    requests: number,
+    capMs: number,
+    heapCapShare: number,
+): Promise<OverheadMeasurement> {
     collectGarbage();
     await sleep(20);
     const config = memoryConfig();
     // Every RequestQueue adds listeners to its configuration's event manager; with one queue per domain
     // the emitter would warn about a leak at 51 queues. The count is expected here, so raise the limit.
-    (config.getEventManager() as unknown as { events?: { setMaxListeners?(n: number): void } }).events?.setMaxListeners?.(0);
+    (
+        config.getEventManager() as unknown as { events?: { setMaxListeners?(n: number): void } }
+    ).events?.setMaxListeners?.(0);
     const memory = new MemoryPeak();
     const queue: IRequestManager =
         store === 'RequestQueue'
             ? await RequestQueue.open(null, { config })
-            : new ThrottlingRequestManager({ domains: 'all', maxThrottledDomains: Math.max(100, domains), respectCrawlDelay: false }, config);
+            : new ThrottlingRequestManager(
+                  { domains: 'all', maxThrottledDomains: Math.max(100, domains), respectCrawlDelay: false },
+                  config,
+              );
 
     const heapCap = getHeapStatistics().heap_size_limit * heapCapShare;
     const started = performance.now();
@@ -91,7 +102,10 @@ async function measure(store: OverheadMeasurement['store'], domains: number, req
         const request = await queue.fetchNextRequest();
         if (!request) {
             emptyFetches++;
-            if (emptyFetches > 10_000) throw new Error(`${store}: fetchNextRequest keeps returning null with ${added - completed} requests left`);
+            if (emptyFetches > 10_000)
+                throw new Error(
+                    `${store}: fetchNextRequest keeps returning null with ${added - completed} requests left`,
+                );
             await sleep(0);
             continue;
         }
@@ -143,7 +157,13 @@ export async function runOverhead(options: OverheadOptions, progress: (line: str
             progress(`B3 ${domains} domains: bare RequestQueue …`);
             const bare = await measure('RequestQueue', domains, options.requests, options.capMs, heapCapShare);
             progress(`B3 ${domains} domains: ThrottlingRequestManager …`);
-            const manager = await measure('ThrottlingRequestManager', domains, options.requests, options.capMs, heapCapShare);
+            const manager = await measure(
+                'ThrottlingRequestManager',
+                domains,
+                options.requests,
+                options.capMs,
+                heapCapShare,
+            );
             const ratio = costPerRequestMs(manager) / costPerRequestMs(bare);
             progress(
                 `B3 ${domains} domains: bare ${bare.totalMs.toFixed(0)} ms, manager ${manager.totalMs.toFixed(0)} ms${manager.capped ? ` (${manager.capped} cap after ${manager.added} adds, ${manager.completed} handled)` : ''}, ratio ${ratio.toFixed(2)}`,

@@ -32,11 +32,20 @@ export interface PromptnessRow {
  * Runs a BasicCrawler (no HTTP) over `domains` × `requests` URLs and records when each request's
  * handler starts (the moment it left the queue, give or take the crawler's own bookkeeping).
  */
-async function run(setup: string, domains: number, requests: number, o: PromptnessOptions, throttled: boolean): Promise<PromptnessRow> {
+async function run(
+    setup: string,
+    domains: number,
+    requests: number,
+    o: PromptnessOptions,
+    throttled: boolean,
+): Promise<PromptnessRow> {
     const config = memoryConfig();
     const starts = new Map<string, number[]>();
     const throttler = throttled
-        ? new ThrottlingRequestManager({ domains: 'all', minCrawlDelaySecs: o.intervalMs / 1000, respectCrawlDelay: false }, config)
+        ? new ThrottlingRequestManager(
+              { domains: 'all', minCrawlDelaySecs: o.intervalMs / 1000, respectCrawlDelay: false },
+              config,
+          )
         : undefined;
     const crawler = new BasicCrawler(
         {
@@ -58,7 +67,8 @@ async function run(setup: string, domains: number, requests: number, o: Promptne
     );
     throttler?.attach(crawler);
     const urls: string[] = [];
-    for (let i = 0; i < requests; i++) for (let d = 0; d < domains; d++) urls.push(`http://p${d}.promptness.example/${i}`);
+    for (let i = 0; i < requests; i++)
+        for (let d = 0; d < domains; d++) urls.push(`http://p${d}.promptness.example/${i}`);
 
     let timedOut = false;
     const cap = setTimeout(() => {

@@ -47,11 +47,20 @@ export function benchmarkSizes(quick: boolean) {
     return {
         b1: crawl('B1', {}),
         b2: crawl('B2', { crawlDelay: 0.2 }),
-        b3: { domainCounts: quick ? [1, 100] : [1, 100, 10_000], requests: quick ? 500 : 20_000, capMs: quick ? 30_000 : 300_000 },
+        b3: {
+            domainCounts: quick ? [1, 100] : [1, 100, 10_000],
+            requests: quick ? 500 : 20_000,
+            capMs: quick ? 30_000 : 300_000,
+        },
         b4: {
             intervalMs: 200,
             // 300 requests give 299 gaps, so p99 is not simply the single worst one.
-            throttlerRuns: quick ? [{ domains: 1, requests: 12 }] : [{ domains: 1, requests: 300 }, { domains: 10, requests: 50 }],
+            throttlerRuns: quick
+                ? [{ domains: 1, requests: 12 }]
+                : [
+                      { domains: 1, requests: 300 },
+                      { domains: 10, requests: 50 },
+                  ],
             referenceRequests: quick ? 12 : 50,
             timeoutMs: quick ? 30_000 : 120_000,
         },
@@ -92,7 +101,12 @@ export async function runBenchmarks(options: BenchmarkOptions = {}): Promise<Ben
         sections.push(b4Section(results.b4, sizes.b4.intervalMs));
     }
 
-    const command = ['npm run bench', ...(quick || options.only ? ['--'] : []), ...(quick ? ['--quick'] : []), ...(options.only ? [`--only ${only.join(',')}`] : [])].join(' ');
+    const command = [
+        'npm run bench',
+        ...(quick || options.only ? ['--'] : []),
+        ...(quick ? ['--quick'] : []),
+        ...(options.only ? [`--only ${only.join(',')}`] : []),
+    ].join(' ');
     const markdown = `${[header(env, quick, only, command), ...sections].join('\n\n')}\n`;
     const outPath = resolveOut(options.out);
     await mkdir(dirname(outPath), { recursive: true });

@@ -162,10 +162,7 @@ async function crawlWith(kind: CrawlRun['kind'], options: CrawlOptions): Promise
     const { web } = options;
     const config = memoryConfig();
     const proxyConfiguration = new ProxyConfiguration({ proxyUrls: [web.proxyUrl] });
-    const throttler =
-        kind === 'throttled'
-            ? new ThrottlingRequestManager(options.throttlerOptions, config)
-            : undefined;
+    const throttler = kind === 'throttled' ? new ThrottlingRequestManager(options.throttlerOptions, config) : undefined;
     const requestQueue = throttler ? throttler.asRequestQueue() : await RequestQueue.open(null, { config });
     const crawler = new CheerioCrawler(
         {
@@ -199,7 +196,12 @@ async function crawlWith(kind: CrawlRun['kind'], options: CrawlOptions): Promise
         : undefined;
     const progress = options.onProgress
         ? setInterval(() => {
-              options.onProgress!({ kind, elapsedMs: Date.now() - startedAt, snapshot: throttler?.snapshot(), ...countLog(web) });
+              options.onProgress!({
+                  kind,
+                  elapsedMs: Date.now() - startedAt,
+                  snapshot: throttler?.snapshot(),
+                  ...countLog(web),
+              });
           }, PROGRESS_EVERY_MS)
         : undefined;
     let timedOut = false;
@@ -220,15 +222,22 @@ async function crawlWith(kind: CrawlRun['kind'], options: CrawlOptions): Promise
     }
     const endedAt = Date.now();
     if (throttler) tracker.sample(throttler.snapshot(), endedAt);
-    if (options.onProgress) options.onProgress({ kind, elapsedMs: endedAt - startedAt, snapshot: throttler?.snapshot(), ...countLog(web) });
+    if (options.onProgress)
+        options.onProgress({ kind, elapsedMs: endedAt - startedAt, snapshot: throttler?.snapshot(), ...countLog(web) });
 
     const backoffs: Record<string, BackoffPeriod[]> = {};
     for (const [domain, periods] of Object.entries(tracker.periods)) {
-        backoffs[domain] = periods.map((p) => ({ start: p.start - startedAt, end: Math.min(p.end, endedAt) - startedAt }));
+        backoffs[domain] = periods.map((p) => ({
+            start: p.start - startedAt,
+            end: Math.min(p.end, endedAt) - startedAt,
+        }));
     }
     return {
         kind,
-        label: kind === 'throttled' ? 'CheerioCrawler + ThrottlingRequestManager' : 'plain CheerioCrawler (Crawlee defaults)',
+        label:
+            kind === 'throttled'
+                ? 'CheerioCrawler + ThrottlingRequestManager'
+                : 'plain CheerioCrawler (Crawlee defaults)',
         startedAt,
         durationMs: endedAt - startedAt,
         entries: web.log.map((e) => ({ site: e.site, path: e.path, t: e.time - startedAt, status: e.status })),

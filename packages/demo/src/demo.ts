@@ -58,9 +58,11 @@ export interface DemoResult {
 export async function runDemo(options: DemoOptions = {}): Promise<DemoResult> {
     const siteCount = options.sites ?? 4;
     const pages = options.pages ?? 25;
-    if (!(Number.isInteger(siteCount) && siteCount >= 1)) throw new RangeError(`sites must be an integer >= 1, got ${siteCount}`);
+    if (!(Number.isInteger(siteCount) && siteCount >= 1))
+        throw new RangeError(`sites must be an integer >= 1, got ${siteCount}`);
     if (!(Number.isInteger(pages) && pages >= 1)) throw new RangeError(`pages must be an integer >= 1, got ${pages}`);
-    if (options.rate !== undefined && !(Number.isFinite(options.rate) && options.rate > 0)) throw new RangeError(`rate must be > 0, got ${options.rate}`);
+    if (options.rate !== undefined && !(Number.isFinite(options.rate) && options.rate > 0))
+        throw new RangeError(`rate must be > 0, got ${options.rate}`);
     const out = options.stdout ?? process.stdout;
     const say = (text = '') => void out.write(`${text}\n`);
     const timeoutMs = options.timeoutMs ?? 120_000;
@@ -101,7 +103,17 @@ export async function runDemo(options: DemoOptions = {}): Promise<DemoResult> {
         const dir = resolve(options.out ?? 'demo-report');
         await mkdir(dir, { recursive: true });
         const reportPath = resolve(dir, 'index.html');
-        await writeFile(reportPath, renderReport({ generatedAt: new Date(), sites, pagesPerSite: pages, throttlerOptions: DEMO_THROTTLER_OPTIONS, throttled, baseline }));
+        await writeFile(
+            reportPath,
+            renderReport({
+                generatedAt: new Date(),
+                sites,
+                pagesPerSite: pages,
+                throttlerOptions: DEMO_THROTTLER_OPTIONS,
+                throttled,
+                baseline,
+            }),
+        );
         say(`Report: ${reportPath}`);
         return { reportPath, sites, throttled, baseline };
     } finally {

@@ -26,7 +26,14 @@ export function formatLive(view: LiveView, hosts: readonly string[], now = Date.
         const rows = hosts.map((host) => {
             const s = byDomain.get(host);
             if (!s) return [host, '0', '0', '0', String(view.refused.get(host) ?? 0), 'not discovered yet'];
-            return [host, String(s.handled), String(s.queued), String(s.inFlight), String(view.refused.get(host) ?? 0), domainState(s, now)];
+            return [
+                host,
+                String(s.handled),
+                String(s.queued),
+                String(s.inFlight),
+                String(view.refused.get(host) ?? 0),
+                domainState(s, now),
+            ];
         });
         return [title, ...textTable(['domain', 'done', 'queued', 'in flight', 'refused', 'state'], rows, [0, 5])];
     }

@@ -38,7 +38,8 @@ function classify(e: TimelineEntry): 'ok' | 'refused' | 'other' | 'robots' {
 
 /** A tick step (ms) giving at most ~12 labelled ticks over `spanMs`. */
 function tickStep(spanMs: number): number {
-    for (const step of [100, 200, 500, 1000, 2000, 5000, 10000, 15000, 30000, 60000]) if (spanMs / step <= 12) return step;
+    for (const step of [100, 200, 500, 1000, 2000, 5000, 10000, 15000, 30000, 60000])
+        if (spanMs / step <= 12) return step;
     return 120000;
 }
 
@@ -55,7 +56,9 @@ function timelineSvg(
     const host = site.options.host;
     const x = (t: number) => PLOT_X0 + (Math.max(0, Math.min(t, spanMs)) / spanMs) * (PLOT_X1 - PLOT_X0);
     const parts: string[] = [];
-    parts.push(`<rect class="plot" x="${PLOT_X0}" y="${LANE_OK_Y - 3}" width="${PLOT_X1 - PLOT_X0}" height="${AXIS_Y - LANE_OK_Y + 1}"/>`);
+    parts.push(
+        `<rect class="plot" x="${PLOT_X0}" y="${LANE_OK_Y - 3}" width="${PLOT_X1 - PLOT_X0}" height="${AXIS_Y - LANE_OK_Y + 1}"/>`,
+    );
     const step = tickStep(spanMs);
     for (let t = 0; t <= spanMs; t += step) {
         const tx = x(t).toFixed(1);
@@ -81,8 +84,12 @@ function timelineSvg(
         const top = Math.max(...rates.map((r) => r.rate));
         const y = (rate: number) => AXIS_Y - (rate / top) * (AXIS_Y - LANE_OK_Y);
         const points = rates.map((r) => `${x(r.t).toFixed(1)},${y(r.rate).toFixed(1)}`).join(' ');
-        parts.push(`<polyline class="pace" points="${points}"><title>pace set by the throttler, up to ${top.toFixed(1)} req/s</title></polyline>`);
-        parts.push(`<text class="pace-label" x="${PLOT_X1 - 4}" y="${LANE_OK_Y + 9}">pace ≤ ${top.toFixed(1)}/s</text>`);
+        parts.push(
+            `<polyline class="pace" points="${points}"><title>pace set by the throttler, up to ${top.toFixed(1)} req/s</title></polyline>`,
+        );
+        parts.push(
+            `<text class="pace-label" x="${PLOT_X1 - 4}" y="${LANE_OK_Y + 9}">pace ≤ ${top.toFixed(1)}/s</text>`,
+        );
     }
     const stats = f ? `${f.pages}/${f.pagesTotal} pages · ${f.requests} req · ${f.refusals} refused` : '';
     return [
@@ -126,7 +133,15 @@ function figuresTable(input: ReportInput): string {
 function timelines(run: CrawlRun, figures: CrawlFigures, sites: DemoSite[], spanMs: number): string[] {
     return sites.map((site, i) => {
         const host = site.options.host;
-        return timelineSvg(run.kind, site, run.entries.filter((e) => e.site === host), run.backoffs[host] ?? [], figures.sites[i], spanMs, run.rates[host]);
+        return timelineSvg(
+            run.kind,
+            site,
+            run.entries.filter((e) => e.site === host),
+            run.backoffs[host] ?? [],
+            figures.sites[i],
+            spanMs,
+            run.rates[host],
+        );
     });
 }
 
@@ -137,7 +152,9 @@ function crawlSection(title: string, run: CrawlRun, figures: CrawlFigures, sites
         ownSpanMs < spanMs / 4
             ? [
                   `<details class="zoom"><summary>zoom: the same timelines scaled to this crawl's own ${seconds(run.durationMs)}</summary>`,
-                  ...timelines(run, figures, sites, ownSpanMs).map((svg) => svg.replace('<svg class="timeline"', '<svg class="timeline zoomed"')),
+                  ...timelines(run, figures, sites, ownSpanMs).map((svg) =>
+                      svg.replace('<svg class="timeline"', '<svg class="timeline zoomed"'),
+                  ),
                   '</details>',
               ]
             : [];
@@ -193,7 +210,8 @@ svg.timeline .m.robots { fill: ${COLORS.robots}; }
 export function renderReport(input: ReportInput): string {
     const { throttled, baseline, sites } = input;
     const spanMs = Math.max(1000, throttled.run.durationMs, baseline?.run.durationMs ?? 0);
-    const chip = (color: string, label: string) => `<span><span class="chip" style="background:${color}"></span>${label}</span>`;
+    const chip = (color: string, label: string) =>
+        `<span><span class="chip" style="background:${color}"></span>${label}</span>`;
     const legend = [
         chip(COLORS.ok, '2xx'),
         chip(COLORS.refused, '429 / 503 refusal'),

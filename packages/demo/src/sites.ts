@@ -28,9 +28,11 @@ const PROFILES: Profile[] = [
 function describeProfile(p: Profile): { pacing: string; refusal: string } {
     const parts = [`${p.rate} req/s`, `burst ${p.burst}`];
     if (p.crawlDelay !== undefined) parts.push(`Crawl-delay ${p.crawlDelay} s`);
-    const retryAfter = { seconds: '+ Retry-After seconds', 'http-date': '+ Retry-After HTTP-date', none: 'without Retry-After' }[
-        p.refusal.retryAfter ?? 'seconds'
-    ];
+    const retryAfter = {
+        seconds: '+ Retry-After seconds',
+        'http-date': '+ Retry-After HTTP-date',
+        none: 'without Retry-After',
+    }[p.refusal.retryAfter ?? 'seconds'];
     return { pacing: parts.join(', '), refusal: `refuses ${p.refusal.status} ${retryAfter}` };
 }
 

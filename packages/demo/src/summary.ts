@@ -59,11 +59,21 @@ export function crawlFigures(run: CrawlRun, pagesPerSite: number): CrawlFigures 
 
 /** The summary table of one crawl, as text lines. */
 export function formatSummary(run: CrawlRun, figures: CrawlFigures): string[] {
-    const row = (f: SiteFigures) => [f.host, `${f.pages}/${f.pagesTotal}`, String(f.requests), String(f.refusals), percent(f.refusedShare), seconds(f.makespanMs)];
+    const row = (f: SiteFigures) => [
+        f.host,
+        `${f.pages}/${f.pagesTotal}`,
+        String(f.requests),
+        String(f.refusals),
+        percent(f.refusedShare),
+        seconds(f.makespanMs),
+    ];
     const notes = [`crawl took ${seconds(figures.durationMs)}`, `${figures.requestsFailed} request(s) failed`];
     if (figures.timedOut) notes.push('stopped at the time cap');
     return [
         `${run.label}: ${notes.join(', ')}`,
-        ...textTable(['site', 'pages', 'requests', 'refusals', 'refused', 'makespan'], [...figures.sites.map(row), row(figures.total)]),
+        ...textTable(
+            ['site', 'pages', 'requests', 'refusals', 'refused', 'makespan'],
+            [...figures.sites.map(row), row(figures.total)],
+        ),
     ];
 }

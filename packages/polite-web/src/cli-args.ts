@@ -34,7 +34,8 @@ function numberFlag(name: string, raw: string | undefined, check: (n: number) =>
 
 function oneOf<T extends string>(name: string, raw: string | undefined, allowed: readonly T[]): T | undefined {
     if (raw === undefined) return undefined;
-    if (!(allowed as readonly string[]).includes(raw)) throw new Error(`invalid --${name}: ${raw} (expected ${allowed.join('|')})`);
+    if (!(allowed as readonly string[]).includes(raw))
+        throw new Error(`invalid --${name}: ${raw} (expected ${allowed.join('|')})`);
     return raw as T;
 }
 
@@ -66,7 +67,7 @@ export function parseCliArgs(argv: string[]): CliCommand {
     const status = oneOf('refusal', values.refusal, ['429', '503'] as const);
     const overrides: Partial<SiteOptions> = {
         // 0 reads naturally as "no limit" on a command line.
-        rate: rate === 0 ? undefined : rate ?? 4,
+        rate: rate === 0 ? undefined : (rate ?? 4),
         burst: numberFlag('burst', values.burst, (n) => Number.isInteger(n) && n >= 1) ?? 2,
         pages: numberFlag('pages', values.pages, isCount) ?? 20,
         crawlDelay: numberFlag('crawl-delay', values['crawl-delay'], (n) => n >= 0),
@@ -74,10 +75,16 @@ export function parseCliArgs(argv: string[]): CliCommand {
         maxConcurrent: numberFlag('max-concurrent', values['max-concurrent'], (n) => Number.isInteger(n) && n >= 1),
         refusal: {
             status: status === '503' ? 503 : 429,
-            retryAfter: oneOf<RetryAfterStyle>('retry-after', values['retry-after'], ['seconds', 'http-date', 'none']) ?? 'seconds',
+            retryAfter:
+                oneOf<RetryAfterStyle>('retry-after', values['retry-after'], ['seconds', 'http-date', 'none']) ??
+                'seconds',
             rateLimitHeaders:
-                oneOf<RateLimitHeaderStyle>('rate-limit-headers', values['rate-limit-headers'], ['none', 'ietf', 'legacy', 'x-ratelimit']) ??
-                'none',
+                oneOf<RateLimitHeaderStyle>('rate-limit-headers', values['rate-limit-headers'], [
+                    'none',
+                    'ietf',
+                    'legacy',
+                    'x-ratelimit',
+                ]) ?? 'none',
         },
     };
     return {

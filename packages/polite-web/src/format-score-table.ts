@@ -8,7 +8,18 @@ function cell(value: number | string | null): string {
 
 /** Renders a score as a fixed-width text table, one row per site plus totals. */
 export function formatScoreTable(score: WebScore): string {
-    const header = ['site', 'requests', 'served', 'distinct', 'refused', 'refused %', 'min gap ms', 'delay viol.', 'max in flight', 'ideal ms'];
+    const header = [
+        'site',
+        'requests',
+        'served',
+        'distinct',
+        'refused',
+        'refused %',
+        'min gap ms',
+        'delay viol.',
+        'max in flight',
+        'ideal ms',
+    ];
     const rows = score.sites.map((s) => [
         s.host,
         s.requests,
@@ -22,7 +33,18 @@ export function formatScoreTable(score: WebScore): string {
         s.idealMs,
     ]);
     const t = score.totals;
-    rows.push(['total', t.requests, t.served, t.distinctPagesServed, t.refusals, t.refusedShare * 100, null, t.crawlDelayViolations, t.maxInFlight, score.idealMs]);
+    rows.push([
+        'total',
+        t.requests,
+        t.served,
+        t.distinctPagesServed,
+        t.refusals,
+        t.refusedShare * 100,
+        null,
+        t.crawlDelayViolations,
+        t.maxInFlight,
+        score.idealMs,
+    ]);
     const table = [header, ...rows.map((row) => row.map(cell))];
     const widths = header.map((_, col) => Math.max(...table.map((row) => row[col].length)));
     const line = (row: string[]): string =>

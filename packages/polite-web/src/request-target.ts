@@ -25,7 +25,9 @@ export function requestTarget(req: IncomingMessage): RequestTarget {
     let url: URL;
     try {
         // Concatenate rather than resolve against a base: a path like `//other/x` must stay a path.
-        url = absolute ? new URL(raw) : new URL(`http://${hostHeader ?? 'invalid.invalid'}${raw.startsWith('/') ? '' : '/'}${raw}`);
+        url = absolute
+            ? new URL(raw)
+            : new URL(`http://${hostHeader ?? 'invalid.invalid'}${raw.startsWith('/') ? '' : '/'}${raw}`);
     } catch {
         return { host: '', path: raw, pathname: raw };
     }

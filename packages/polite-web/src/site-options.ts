@@ -126,7 +126,10 @@ export function resolveSite(options: SiteOptions): ResolvedSite {
     }
     assertNonNegative(options.latencyMs, 'latencyMs', host);
     assertNonNegative(options.crawlDelay, 'crawlDelay', host);
-    if (options.maxConcurrent !== undefined && !(Number.isInteger(options.maxConcurrent) && options.maxConcurrent >= 1)) {
+    if (
+        options.maxConcurrent !== undefined &&
+        !(Number.isInteger(options.maxConcurrent) && options.maxConcurrent >= 1)
+    ) {
         throw new RangeError(`site ${host}: maxConcurrent must be an integer >= 1, got ${options.maxConcurrent}`);
     }
     const pages = options.pages ?? 10;

@@ -20,7 +20,9 @@ function escapeHtml(text: string): string {
 
 function html(site: ResolvedSite, title: string, hrefs: string[]): string {
     const crossLinks = site.crossLinks.filter((host) => host !== site.host).map((host) => `http://${host}/`);
-    const items = [...hrefs, ...crossLinks].map((href) => `<li><a href="${escapeHtml(href)}">${escapeHtml(href)}</a></li>`);
+    const items = [...hrefs, ...crossLinks].map(
+        (href) => `<li><a href="${escapeHtml(href)}">${escapeHtml(href)}</a></li>`,
+    );
     return [
         '<!doctype html>',
         `<html><head><meta charset="utf-8"><title>${escapeHtml(title)}</title></head>`,
@@ -32,7 +34,11 @@ function html(site: ResolvedSite, title: string, hrefs: string[]): string {
 /** Routes a page path (query ignored) of a site: `/`, `/page/N`, or 404. */
 export function sitePage(site: ResolvedSite, pathname: string): PageResponse {
     if (pathname === '/') {
-        return { status: 200, contentType: 'text/html; charset=utf-8', body: html(site, `${site.host}`, site.pages > 0 ? ['/page/0'] : []) };
+        return {
+            status: 200,
+            contentType: 'text/html; charset=utf-8',
+            body: html(site, `${site.host}`, site.pages > 0 ? ['/page/0'] : []),
+        };
     }
     const match = PAGE_PATH.exec(pathname);
     const n = match ? Number(match[1]) : NaN;

@@ -67,7 +67,10 @@ export class PersistentRateLimitError extends CriticalError {
     constructor(readonly domains: readonly StalledDomain[]) {
         super(
             `Persistent rate limiting: ${domains
-                .map((d) => `${d.domain} has refused every request for ${Math.round(d.stalledForMs / 1000)} s (${d.queued} request(s) left queued)`)
+                .map(
+                    (d) =>
+                        `${d.domain} has refused every request for ${Math.round(d.stalledForMs / 1000)} s (${d.queued} request(s) left queued)`,
+                )
                 .join('; ')}. The crawl stops here; resume it later with purgeOnStart disabled.`,
         );
     }

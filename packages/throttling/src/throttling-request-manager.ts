@@ -14,34 +14,40 @@ import type {
 import { Configuration as CrawleeConfiguration, KeyValueStore, log as crawleeLog, RequestQueue } from '@crawlee/core';
 import type { ProcessedRequest } from '@crawlee/types';
 
-import type { Clock } from './clock';
-import { domainKeyOfConfigured, domainKeyOfUrl } from './domain-key';
-import type { DomainState } from './domain-state';
-import type { DomainStateStore } from './domain-state-store';
-import { InMemoryDomainStateStore } from './domain-state-store';
-import type { AttachableCrawler, NavigationContext } from './crawler-integration';
-import { attachCrawler, discardBody, spareSessionOnce } from './crawler-integration';
-import { PersistentRateLimitError, RequestThrottledError, ThrottlingOptionsError, ThrottledDomainLimitError, ThrottledRetriesExhaustedError } from './errors';
+import type { Clock } from './time/clock';
+import { domainKeyOfConfigured, domainKeyOfUrl } from './routing/domain-key';
+import type { DomainState } from './pacing/domain-state';
+import type { DomainStateStore } from './pacing/domain-state-store';
+import { InMemoryDomainStateStore } from './pacing/domain-state-store';
+import type { AttachableCrawler, NavigationContext } from './integration/crawler-integration';
+import { attachCrawler, discardBody, spareSessionOnce } from './integration/crawler-integration';
+import {
+    PersistentRateLimitError,
+    RequestThrottledError,
+    ThrottlingOptionsError,
+    ThrottledDomainLimitError,
+    ThrottledRetriesExhaustedError,
+} from './errors';
 import type { StalledDomain } from './errors';
-import { MinHeap } from './min-heap';
-import type { ResolvedThrottlingOptions, ThrottlingRequestManagerOptions } from './options';
-import { resolveThrottlingOptions } from './options';
-import type { PacingSignal } from './pacing-signal';
-import { parsePersistedState, PERSISTED_STATE_VERSION } from './persisted-state';
-import type { PersistedThrottlingState } from './persisted-state';
-import { QueueNamespace } from './queue-namespace';
-import { listStoredQueueNames } from './stored-queues';
-import { readResponse } from './response-info';
-import { parseRateLimitHeaders } from './rate-limit-headers';
-import type { ResolvedPolicy } from './policy';
-import type { RequestScopes } from './request-scopes';
-import { normalizeScope, readScopesDeclaration } from './request-scopes';
+import { MinHeap } from './scheduling/min-heap';
+import type { ResolvedThrottlingOptions, ThrottlingRequestManagerOptions } from './options/options';
+import { resolveThrottlingOptions } from './options/options';
+import type { PacingSignal } from './pacing/pacing-signal';
+import { parsePersistedState, PERSISTED_STATE_VERSION } from './persistence/persisted-state';
+import type { PersistedThrottlingState } from './persistence/persisted-state';
+import { QueueNamespace } from './queues/queue-namespace';
+import { listStoredQueueNames } from './queues/stored-queues';
+import { readResponse } from './response/response-info';
+import { parseRateLimitHeaders } from './response/rate-limit-headers';
+import type { ResolvedPolicy } from './options/policy';
+import type { RequestScopes } from './routing/request-scopes';
+import { normalizeScope, readScopesDeclaration } from './routing/request-scopes';
 
 /** The parts of a request (or request-like) that decide its scopes. */
 type ScopedSource = { url: string; userData?: Record<string, unknown> };
-import type { DomainSnapshot, Readiness } from './readiness';
-import { DomainQueue } from './domain-queue';
-import { DomainRequestQueue, shrinkDedupCache } from './domain-request-queue';
+import type { DomainSnapshot, Readiness } from './readiness/readiness';
+import { DomainQueue } from './queues/domain-queue';
+import { DomainRequestQueue, shrinkDedupCache } from './queues/domain-request-queue';
 
 /**
  * Longest time a one-at-a-time domain's request holds the shared clock before its response: other
@@ -104,7 +110,8 @@ interface Spend {
 }
 
 /** Errors that say the server is overloaded or unreachable, not that our code failed. */
-const NETWORK_ERROR = /ETIMEDOUT|ESOCKETTIMEDOUT|ECONNRESET|ECONNREFUSED|ECONNABORTED|EPIPE|EHOSTUNREACH|EAI_AGAIN|socket hang up|net::ERR_(?:CONNECTION|TIMED_OUT|EMPTY_RESPONSE)|Navigation timed out|navigation timeout|Timeout awaiting|Request timed out|ERR_GOT_REQUEST_ERROR/i;
+const NETWORK_ERROR =
+    /ETIMEDOUT|ESOCKETTIMEDOUT|ECONNRESET|ECONNREFUSED|ECONNABORTED|EPIPE|EHOSTUNREACH|EAI_AGAIN|socket hang up|net::ERR_(?:CONNECTION|TIMED_OUT|EMPTY_RESPONSE)|Navigation timed out|navigation timeout|Timeout awaiting|Request timed out|ERR_GOT_REQUEST_ERROR/i;
 
 /**
  * A Crawlee request manager that paces every throttled domain on two clocks (crawl delay and
@@ -193,7 +200,9 @@ export class ThrottlingRequestManager implements IRequestManager {
                       try {
                           return domainKeyOfConfigured(d, throttleBy);
                       } catch (error) {
-                          throw new ThrottlingOptionsError(`Invalid ThrottlingRequestManager options: \`domains[${i}]\`: ${(error as Error).message}`);
+                          throw new ThrottlingOptionsError(
+                              `Invalid ThrottlingRequestManager options: \`domains[${i}]\`: ${(error as Error).message}`,
+                          );
                       }
                   }),
         );
@@ -271,7 +280,9 @@ export class ThrottlingRequestManager implements IRequestManager {
             return key;
         }
         // Segment-aware: `/search` covers `/search` and `/search/...`, not `/searchlight`.
-        const match = prefixes.find((prefix) => path === prefix || path.startsWith(prefix.endsWith('/') ? prefix : `${prefix}/`));
+        const match = prefixes.find(
+            (prefix) => path === prefix || path.startsWith(prefix.endsWith('/') ? prefix : `${prefix}/`),
+        );
         return match ? `${key}${match}` : key;
     }
 
@@ -303,7 +314,11 @@ export class ThrottlingRequestManager implements IRequestManager {
         if (domain === undefined) return undefined;
         if (!declared?.length) return { primary: domain, primaryCost: 1, extras: [] };
         const own = declared.find(([scope]) => scope === domain);
-        return { primary: domain, primaryCost: own ? own[1] : 1, extras: declared.filter(([scope]) => scope !== domain) };
+        return {
+            primary: domain,
+            primaryCost: own ? own[1] : 1,
+            extras: declared.filter(([scope]) => scope !== domain),
+        };
     }
 
     /** The queue key of a request, if it is throttled here. */
@@ -325,13 +340,21 @@ export class ThrottlingRequestManager implements IRequestManager {
      * request's cost). On success arms their clocks, takes their slots, spends the quotas and
      * returns the extra slots held; otherwise holds the queue until they allow it and returns false.
      */
-    private admit(request: Request, entry: DomainQueue, now: number): { scope: string; slot: number }[] | undefined | false {
+    private admit(
+        request: Request,
+        entry: DomainQueue,
+        now: number,
+    ): { scope: string; slot: number }[] | undefined | false {
         const primaryPolicy = this.policyOf(entry.key);
         const hasDeclared = this.options.getScopes !== undefined || request.userData?.throttlingScopes !== undefined;
         if (!hasDeclared && !primaryPolicy.quota) return undefined;
         const scopes = hasDeclared ? this.scopesOf(request) : undefined;
         const primaryCost = scopes && scopes.primary === entry.key ? scopes.primaryCost : 1;
-        const extras = scopes ? (scopes.primary === entry.key ? scopes.extras : [[scopes.primary, scopes.primaryCost] as [string, number], ...scopes.extras]) : [];
+        const extras = scopes
+            ? scopes.primary === entry.key
+                ? scopes.extras
+                : [[scopes.primary, scopes.primaryCost] as [string, number], ...scopes.extras]
+            : [];
         let blockedUntil = 0;
         const primary = this.states.read(entry.key);
         if (primary && primaryPolicy.quota && !primary.quotaAllows(now, primaryCost, primaryPolicy.quota)) {
@@ -342,7 +365,8 @@ export class ThrottlingRequestManager implements IRequestManager {
             const policy = this.policyOf(scope);
             const state = this.states.update(scope, (s) => s);
             let at = state.readyAt(policy, now);
-            if (policy.quota && !state.quotaAllows(now, cost, policy.quota)) at = Math.max(at, state.nextQuotaWindow(now, policy.quota));
+            if (policy.quota && !state.quotaAllows(now, cost, policy.quota))
+                at = Math.max(at, state.nextQuotaWindow(now, policy.quota));
             // A scope whose slots are all busy frees one on a completion; look again shortly.
             if (at === Number.POSITIVE_INFINITY) at = now + 50;
             if (at > now) blockedUntil = Math.max(blockedUntil, at);
@@ -442,17 +466,23 @@ export class ThrottlingRequestManager implements IRequestManager {
         await this.ensureInitialized();
         const url = typeof requestLike === 'string' ? requestLike : requestLike.url;
         const target =
-            url === undefined || hasRequestsFromUrl(requestLike) ? undefined : ((await this.targetOf(requestLike as ScopedSource, 'throw')) ?? undefined);
+            url === undefined || hasRequestsFromUrl(requestLike)
+                ? undefined
+                : ((await this.targetOf(requestLike as ScopedSource, 'throw')) ?? undefined);
         if (!target) return (await this.getInner()).addRequest(requestLike, options);
         const info = await target.queue.addRequest(requestLike, options);
         if (!info.wasAlreadyPresent) this.noteAdded(target, 1);
         return info;
     }
 
-    async addRequestsBatched(requests: RequestsLike, options: AddRequestsBatchedOptions = {}): Promise<AddRequestsBatchedResult> {
+    async addRequestsBatched(
+        requests: RequestsLike,
+        options: AddRequestsBatchedOptions = {},
+    ): Promise<AddRequestsBatchedResult> {
         await this.ensureInitialized();
         const items: (Source & { url?: string })[] = [];
-        for await (const item of requests as AsyncIterable<Source | string>) items.push(typeof item === 'string' ? { url: item } : item);
+        for await (const item of requests as AsyncIterable<Source | string>)
+            items.push(typeof item === 'string' ? { url: item } : item);
 
         const { maxNewRequests, ...passThrough } = options;
         const added: ProcessedRequest[] = [];
@@ -483,7 +513,10 @@ export class ThrottlingRequestManager implements IRequestManager {
                 if (target?.saved) await target.saved;
                 const queue = target ? target.queue : await this.getInner();
                 const waitForAll = passThrough.waitForAllRequestsToBeAdded || maxNewRequests !== undefined;
-                const result = await queue.addRequestsBatched(group, { ...passThrough, waitForAllRequestsToBeAdded: waitForAll });
+                const result = await queue.addRequestsBatched(group, {
+                    ...passThrough,
+                    waitForAllRequestsToBeAdded: waitForAll,
+                });
                 const fresh = result.addedRequests.filter((r) => !r.wasAlreadyPresent).length;
                 if (target) this.noteAdded(target, fresh);
                 added.push(...result.addedRequests);
@@ -499,7 +532,8 @@ export class ThrottlingRequestManager implements IRequestManager {
             }
         }
         const requestsOverLimit = maxNewRequests === undefined ? undefined : items.slice(cursor);
-        if (overflow.length) throw new ThrottledDomainLimitError(this.options.maxThrottledDomains, [...new Set(overflow)]);
+        if (overflow.length)
+            throw new ThrottledDomainLimitError(this.options.maxThrottledDomains, [...new Set(overflow)]);
         return {
             addedRequests: added,
             waitForAllRequestsToBeAdded: Promise.all(later).then((lists) => lists.flat()),
@@ -530,7 +564,8 @@ export class ThrottlingRequestManager implements IRequestManager {
             this.completeHandout(handout);
             // A request that failed for good comes back with a new error message, and is no success.
             const failed = handout.errors !== undefined && (request.errorMessages?.length ?? 0) > handout.errors;
-            if (!networkError) this.states.update(handout.domain.key, (s) => (failed ? s.recordGivenUp() : s.recordSuccess()));
+            if (!networkError)
+                this.states.update(handout.domain.key, (s) => (failed ? s.recordGivenUp() : s.recordSuccess()));
         }
         return result;
     }
@@ -607,7 +642,9 @@ export class ThrottlingRequestManager implements IRequestManager {
 
     async handledCount(): Promise<number> {
         await this.ensureInitialized();
-        const counts = await Promise.all([this.getInner(), ...this.openQueues()].map(async (q) => (await q).handledCount()));
+        const counts = await Promise.all(
+            [this.getInner(), ...this.openQueues()].map(async (q) => (await q).handledCount()),
+        );
         return counts.reduce((a, b) => a + b, 0) - this.movedCount;
     }
 
@@ -674,9 +711,13 @@ export class ThrottlingRequestManager implements IRequestManager {
         const outcome = this.states.update(key, (s) => s.recordRateLimit(now, waitMs, this.backoffPolicy(policy)));
         this.publishShared(key);
         // A backoff must survive a crash: save it now (coalesced), not only at the next persistState.
-        if (outcome.escalated) void this.persistState().catch((error) => this.log.warning(`Saving throttling state failed: ${String(error)}`));
+        if (outcome.escalated)
+            void this.persistState().catch((error) =>
+                this.log.warning(`Saving throttling state failed: ${String(error)}`),
+            );
         if (outcome.cappedFrom) {
-            const source = outcome.cappedFrom.source === 'retry-after' ? 'the Retry-After header' : 'exponential backoff';
+            const source =
+                outcome.cappedFrom.source === 'retry-after' ? 'the Retry-After header' : 'exponential backoff';
             this.log.warning(
                 `${key}: ${source} asked for ${Math.round(outcome.cappedFrom.requestedMs / 1000)} s; capped at ${policy.scopeKey ? `backoffMaxDelaySecs of scope ${policy.scopeKey}` : 'maxDelaySecs'} (${policy.backoffMaxDelayMs / 1000} s).`,
             );
@@ -714,7 +755,9 @@ export class ThrottlingRequestManager implements IRequestManager {
         const policy = key === undefined ? this.options.defaultPolicy : this.policyOf(key);
         const handout = this.handouts.get(request);
         const scopeKeys = handout?.domain ? scopeKeysOf(handout) : key === undefined ? [] : [key];
-        const triggers = scopeKeys.length ? scopeKeys.some((k) => this.policyOf(k).backoffStatusCodes.has(info.statusCode)) : policy.backoffStatusCodes.has(info.statusCode);
+        const triggers = scopeKeys.length
+            ? scopeKeys.some((k) => this.policyOf(k).backoffStatusCodes.has(info.statusCode))
+            : policy.backoffStatusCodes.has(info.statusCode);
         for (const k of scopeKeys) {
             if (!this.isThrottled(k) && !handout) continue;
             this.states.update(k, (s) => {
@@ -727,7 +770,9 @@ export class ThrottlingRequestManager implements IRequestManager {
         if (handout?.domain) this.settleShared(handout.domain, now);
         if (!triggers) {
             if (key !== undefined && limits && this.isThrottled(key)) {
-                this.states.update(key, (s) => s.announce(now, limits.remaining, limits.resetMs, policy.backoffMaxDelayMs));
+                this.states.update(key, (s) =>
+                    s.announce(now, limits.remaining, limits.resetMs, policy.backoffMaxDelayMs),
+                );
             }
             return;
         }
@@ -740,7 +785,8 @@ export class ThrottlingRequestManager implements IRequestManager {
             }
             return;
         }
-        const freeRetries = ((request.userData as Record<string, unknown>).__throttledRetries as number | undefined) ?? 0;
+        const freeRetries =
+            ((request.userData as Record<string, unknown>).__throttledRetries as number | undefined) ?? 0;
         if (freeRetries >= this.options.maxFreeRetries) {
             // Out of free retries: let Crawlee count this one like any failure.
             discardBody(response);
@@ -811,7 +857,9 @@ export class ThrottlingRequestManager implements IRequestManager {
         // Domains we count work for are unfinished without asking their queues: asking an empty
         // RequestQueue is a storage call (an API call on the Apify platform), and this runs on every
         // idle poll of the pool, so at thousands of domains it must not ask every queue.
-        const counted = [...this.domainQueues.values()].filter((entry) => entry.opened && (entry.queued > 0 || entry.inFlight > 0));
+        const counted = [...this.domainQueues.values()].filter(
+            (entry) => entry.opened && (entry.queued > 0 || entry.inFlight > 0),
+        );
         const stalled: StalledDomain[] = [];
         for (const entry of counted) {
             const stalledForMs = entry.queued > 0 ? (this.states.read(entry.key)?.stalledForMs(now) ?? 0) : 0;
@@ -827,8 +875,12 @@ export class ThrottlingRequestManager implements IRequestManager {
         if (readyAt === null && inFlight === 0) {
             // Nothing counted is left: before calling the crawl finished, ask the quiet queues whether
             // they hold work we did not count (locked by a dead process, or added behind our back).
-            const quiet = [...this.domainQueues.values()].filter((entry) => entry.opened && entry.queued === 0 && entry.inFlight === 0);
-            const verdicts = await Promise.all(quiet.map(async (entry) => ({ entry, finished: await entry.opened!.isFinished() })));
+            const quiet = [...this.domainQueues.values()].filter(
+                (entry) => entry.opened && entry.queued === 0 && entry.inFlight === 0,
+            );
+            const verdicts = await Promise.all(
+                quiet.map(async (entry) => ({ entry, finished: await entry.opened!.isFinished() })),
+            );
             const found = verdicts.filter((v) => !v.finished).map((v) => v.entry);
             for (const entry of found) {
                 // Probe it again once its clocks allow.
@@ -902,9 +954,19 @@ export class ThrottlingRequestManager implements IRequestManager {
                     concurrencyLimit: state.concurrencyLimit(policy),
                     penaltyMs: state.penaltyAt(now, policy),
                     rampup: state.rampupState
-                        ? { rate: state.rampupState.rate, safeRate: state.rampupState.safeRate, unsafeRate: state.rampupState.unsafeRate }
+                        ? {
+                              rate: state.rampupState.rate,
+                              safeRate: state.rampupState.safeRate,
+                              unsafeRate: state.rampupState.unsafeRate,
+                          }
                         : undefined,
-                    quota: policy.quota ? { limit: policy.quota.limit, windowMs: policy.quota.windowMs, spent: state.spentAt(now, policy.quota.windowMs) } : undefined,
+                    quota: policy.quota
+                        ? {
+                              limit: policy.quota.limit,
+                              windowMs: policy.quota.windowMs,
+                              spent: state.spentAt(now, policy.quota.windowMs),
+                          }
+                        : undefined,
                     nextDispatchAt: state.nextDispatchAt,
                     backoffUntil: state.backoffUntil,
                     backingOff: state.isBackingOff(now),
@@ -956,12 +1018,17 @@ export class ThrottlingRequestManager implements IRequestManager {
             const events = config.getEventManager();
             // Every domain queue listens to the crawler's events; without room for them, Node warns of a
             // leak once a crawl passes 50 domains.
-            const emitter = (events as unknown as { events?: { setMaxListeners?(n: number): unknown; getMaxListeners?(): number } }).events;
+            const emitter = (
+                events as unknown as { events?: { setMaxListeners?(n: number): unknown; getMaxListeners?(): number } }
+            ).events;
             const wanted = 2 * Math.max(this.options.maxThrottledDomains, this.listedDomains.size) + 1000;
-            if (emitter?.setMaxListeners && (emitter.getMaxListeners?.() ?? 0) < wanted) emitter.setMaxListeners(wanted);
+            if (emitter?.setMaxListeners && (emitter.getMaxListeners?.() ?? 0) < wanted)
+                emitter.setMaxListeners(wanted);
             // Crawlee's EventType is a const enum, which isolated modules cannot read: use its value.
             events.on('persistState' as never, () => {
-                void this.persistState().catch((error) => this.log.warning(`Saving throttling state failed: ${String(error)}`));
+                void this.persistState().catch((error) =>
+                    this.log.warning(`Saving throttling state failed: ${String(error)}`),
+                );
             });
         })();
         return this.initializing;
@@ -1112,7 +1179,9 @@ export class ThrottlingRequestManager implements IRequestManager {
             this.wake();
         };
         gate(entry.key, url).then(release, (error: unknown) => {
-            this.log.warning(`The first-dispatch check of ${origin} (${entry.key}) failed; crawling it without: ${String(error)}`);
+            this.log.warning(
+                `The first-dispatch check of ${origin} (${entry.key}) failed; crawling it without: ${String(error)}`,
+            );
             release();
         });
     }
@@ -1121,7 +1190,12 @@ export class ThrottlingRequestManager implements IRequestManager {
         if (this.inner) return this.inner;
         this.innerOpening ??= (async () => {
             const { inner } = this.options;
-            const opened = inner === undefined ? await RequestQueue.open(null, { config: this.config }) : typeof inner === 'function' ? await inner() : inner;
+            const opened =
+                inner === undefined
+                    ? await RequestQueue.open(null, { config: this.config })
+                    : typeof inner === 'function'
+                      ? await inner()
+                      : inner;
             forward(opened, 'internalTimeoutMillis', this.forwardedTimeoutMillis);
             forward(opened, 'requestLockSecs', this.forwardedLockSecs);
             this.inner = opened;
@@ -1134,7 +1208,11 @@ export class ThrottlingRequestManager implements IRequestManager {
      * The domain queue a URL's request belongs to; undefined for `inner`. When a new domain would
      * exceed `maxThrottledDomains`: throws (`'throw'`) or returns null (`'skip'`).
      */
-    private async targetOf(source: ScopedSource, onLimit: 'throw' | 'skip', awaitSaved = true): Promise<DomainQueue | undefined | null> {
+    private async targetOf(
+        source: ScopedSource,
+        onLimit: 'throw' | 'skip',
+        awaitSaved = true,
+    ): Promise<DomainQueue | undefined | null> {
         const route = this.routeOf(source);
         if (!route) return undefined;
         const { key } = route;
@@ -1263,7 +1341,9 @@ export class ThrottlingRequestManager implements IRequestManager {
             if (!entry) return null;
             const queue = await this.openQueue(entry);
             // Arm the clock before awaiting, so a concurrent fetch cannot dispatch into this window.
-            const reservation = this.states.update(entry.key, (s) => s.dispatch(now, this.floorMs, this.policyOf(entry.key), this.options.random));
+            const reservation = this.states.update(entry.key, (s) =>
+                s.dispatch(now, this.floorMs, this.policyOf(entry.key), this.options.random),
+            );
             entry.queued -= 1;
             entry.inFlight += 1;
             let shared: boolean;
@@ -1313,7 +1393,13 @@ export class ThrottlingRequestManager implements IRequestManager {
     }
 
     /** Remembers where a request came from and what it holds, and hands it out. */
-    private handOut(request: Request, source: IRequestManager, entry: DomainQueue, slot: number, extras: Handout['extras']): Request {
+    private handOut(
+        request: Request,
+        source: IRequestManager,
+        entry: DomainQueue,
+        slot: number,
+        extras: Handout['extras'],
+    ): Request {
         this.handouts.set(request, { source, domain: entry, slot, errors: request.errorMessages?.length ?? 0, extras });
         return request;
     }
@@ -1336,7 +1422,9 @@ export class ThrottlingRequestManager implements IRequestManager {
         const shared = this.options.sharedClock;
         if (!shared) return true;
         const oneAtATime = this.states.read(entry.key)?.concurrencyLimit(this.policyOf(entry.key)) === 1;
-        const nextAt = oneAtATime ? Math.max(reservation.armedNextDispatchAt, now + SHARED_LEASE_MS) : reservation.armedNextDispatchAt;
+        const nextAt = oneAtATime
+            ? Math.max(reservation.armedNextDispatchAt, now + SHARED_LEASE_MS)
+            : reservation.armedNextDispatchAt;
         const answer = shared.reserve(entry.key, now, nextAt);
         if (answer.granted) {
             if (oneAtATime) entry.sharedLease = nextAt;
@@ -1361,7 +1449,9 @@ export class ThrottlingRequestManager implements IRequestManager {
         try {
             shared.settle(entry.key, lease, nextAt);
         } catch (error) {
-            this.log.warningOnce(`Could not update the shared clocks of ${entry.key}; other processes wait for the lease to run out: ${String(error)}`);
+            this.log.warningOnce(
+                `Could not update the shared clocks of ${entry.key}; other processes wait for the lease to run out: ${String(error)}`,
+            );
         }
     }
 
@@ -1373,9 +1463,14 @@ export class ThrottlingRequestManager implements IRequestManager {
         const entry = this.domainQueues.get(key);
         try {
             // While we hold the lease, its end carries our next dispatch time (settleShared).
-            shared.extend(key, { nextAt: entry?.sharedLease === undefined ? state.nextDispatchAt : undefined, backoffUntil: state.backoffUntil });
+            shared.extend(key, {
+                nextAt: entry?.sharedLease === undefined ? state.nextDispatchAt : undefined,
+                backoffUntil: state.backoffUntil,
+            });
         } catch (error) {
-            this.log.warningOnce(`Could not update the shared clocks of ${key}; pacing across processes may slip: ${String(error)}`);
+            this.log.warningOnce(
+                `Could not update the shared clocks of ${key}; pacing across processes may slip: ${String(error)}`,
+            );
         }
     }
 
@@ -1398,14 +1493,19 @@ export class ThrottlingRequestManager implements IRequestManager {
                 throw error;
             }
             if (!entry) {
-                if (entry === null) this.log.warningOnce(`maxThrottledDomains reached: requests of ${this.domainKeyOf(url)} are served unthrottled.`);
+                if (entry === null)
+                    this.log.warningOnce(
+                        `maxThrottledDomains reached: requests of ${this.domainKeyOf(url)} are served unthrottled.`,
+                    );
                 this.handouts.set(request, { source: inner });
                 return request;
             }
             const now = this.clock.now();
             const policy = this.policyOf(entry.key);
             if (!entry.gated && this.entryReadyAt(entry, now) <= now) {
-                const reservation = this.states.update(entry.key, (s) => s.dispatch(now, this.floorMs, policy, this.options.random));
+                const reservation = this.states.update(entry.key, (s) =>
+                    s.dispatch(now, this.floorMs, policy, this.options.random),
+                );
                 let shared: boolean;
                 try {
                     shared = this.reserveShared(entry, reservation, now);
@@ -1426,10 +1526,13 @@ export class ThrottlingRequestManager implements IRequestManager {
                 const info = await entry.queue.addRequest(copyOf(request), { forefront: true });
                 if (!info.wasAlreadyPresent) this.noteAdded(entry, 1);
             } catch (error) {
-                this.log.error(`Could not move a held-back request of ${entry.key} into its queue; it stays in inner.`, {
-                    url,
-                    error: String(error),
-                });
+                this.log.error(
+                    `Could not move a held-back request of ${entry.key} into its queue; it stays in inner.`,
+                    {
+                        url,
+                        error: String(error),
+                    },
+                );
                 await inner.reclaimRequest(request, { forefront: true });
                 return null;
             }
@@ -1446,7 +1549,8 @@ export class ThrottlingRequestManager implements IRequestManager {
         const key = this.domainKeyOf(request.url);
         const entry = key === undefined ? undefined : this.domainQueues.get(key);
         if (entry?.opened) return { source: entry.opened, domain: entry };
-        if (!this.inner) throw new Error(`ThrottlingRequestManager: ${request.url} was never handed out by this manager`);
+        if (!this.inner)
+            throw new Error(`ThrottlingRequestManager: ${request.url} was never handed out by this manager`);
         return { source: this.inner };
     }
 }
@@ -1475,7 +1579,11 @@ function hasRequestsFromUrl(source: Source | string): boolean {
     return typeof source === 'object' && source !== null && 'requestsFromUrl' in source;
 }
 
-function forward(queue: IRequestManager, key: 'internalTimeoutMillis' | 'requestLockSecs', value: number | undefined): void {
+function forward(
+    queue: IRequestManager,
+    key: 'internalTimeoutMillis' | 'requestLockSecs',
+    value: number | undefined,
+): void {
     if (value !== undefined) (queue as unknown as Record<string, unknown>)[key] = value;
 }
 

@@ -24,7 +24,9 @@ interface DedupCacheModule {
 const dedupCacheModule: DedupCacheModule | undefined = (() => {
     try {
         // eslint-disable-next-line @typescript-eslint/no-require-imports
-        const mod = require(join(dirname(require.resolve('@crawlee/core')), 'storages', 'request_dedup_cache.js')) as DedupCacheModule;
+        const mod = require(
+            join(dirname(require.resolve('@crawlee/core')), 'storages', 'request_dedup_cache.js'),
+        ) as DedupCacheModule;
         return typeof mod.RequestDeduplicationCache === 'function' ? mod : undefined;
     } catch {
         return undefined;

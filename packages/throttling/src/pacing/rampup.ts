@@ -164,15 +164,42 @@ export class RampupState implements RampupData {
     }
 
     toJSON(): RampupData {
-        const { safeRate, unsafeRate, windowStart, windowDispatches, windowTriggers, quietAtConverged, extraConcurrency, safeExtraConcurrency } = this;
+        const {
+            safeRate,
+            unsafeRate,
+            windowStart,
+            windowDispatches,
+            windowTriggers,
+            quietAtConverged,
+            extraConcurrency,
+            safeExtraConcurrency,
+        } = this;
         const rate = Number.isFinite(this.rate) ? this.rate : -1;
-        return { extraConcurrency, safeExtraConcurrency, rate, safeRate, unsafeRate: Number.isFinite(unsafeRate) ? unsafeRate : -1, windowStart, windowDispatches, windowTriggers, quietAtConverged };
+        return {
+            extraConcurrency,
+            safeExtraConcurrency,
+            rate,
+            safeRate,
+            unsafeRate: Number.isFinite(unsafeRate) ? unsafeRate : -1,
+            windowStart,
+            windowDispatches,
+            windowTriggers,
+            quietAtConverged,
+        };
     }
 
     static fromJSON(data: unknown, policy: RampupPolicy): RampupState | undefined {
         if (typeof data !== 'object' || data === null) return undefined;
         const d = data as Record<string, unknown>;
-        const nums = ['rate', 'safeRate', 'unsafeRate', 'windowStart', 'windowDispatches', 'windowTriggers', 'quietAtConverged'];
+        const nums = [
+            'rate',
+            'safeRate',
+            'unsafeRate',
+            'windowStart',
+            'windowDispatches',
+            'windowTriggers',
+            'quietAtConverged',
+        ];
         if (!nums.every((k) => typeof d[k] === 'number' && Number.isFinite(d[k]))) return undefined;
         const state = new RampupState(policy);
         Object.assign(state, d);

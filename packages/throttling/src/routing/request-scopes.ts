@@ -1,6 +1,6 @@
 import type { ThrottleBy } from './domain-key';
 import { domainKeyOfConfigured } from './domain-key';
-import { parseScopeKey } from './policy';
+import { parseScopeKey } from '../options/policy';
 
 /**
  * What a request says about its scopes: `request.userData.throttlingScopes` (or `getScopes`)
@@ -40,9 +40,12 @@ export function readScopesDeclaration(value: unknown, throttleBy: ThrottleBy): [
     if (value === undefined || value === null) return undefined;
     const pairs: [string, number][] = [];
     const add = (scope: unknown, cost: unknown) => {
-        if (typeof scope !== 'string') throw new TypeError(`throttlingScopes: ${JSON.stringify(scope)} is not a scope name`);
+        if (typeof scope !== 'string')
+            throw new TypeError(`throttlingScopes: ${JSON.stringify(scope)} is not a scope name`);
         if (typeof cost !== 'number' || !Number.isFinite(cost) || cost < 0) {
-            throw new TypeError(`throttlingScopes: the cost of ${scope} must be a number >= 0, got ${JSON.stringify(cost)}`);
+            throw new TypeError(
+                `throttlingScopes: the cost of ${scope} must be a number >= 0, got ${JSON.stringify(cost)}`,
+            );
         }
         const key = normalizeScope(scope, throttleBy);
         if (!pairs.some(([k]) => k === key)) pairs.push([key, cost]);
@@ -50,6 +53,9 @@ export function readScopesDeclaration(value: unknown, throttleBy: ThrottleBy): [
     if (typeof value === 'string') add(value, 1);
     else if (Array.isArray(value)) for (const scope of value) add(scope, 1);
     else if (typeof value === 'object') for (const [scope, cost] of Object.entries(value)) add(scope, cost);
-    else throw new TypeError(`throttlingScopes must be a scope, a list of scopes or a map of scope to cost, got ${typeof value}`);
+    else
+        throw new TypeError(
+            `throttlingScopes must be a scope, a list of scopes or a map of scope to cost, got ${typeof value}`,
+        );
     return pairs;
 }

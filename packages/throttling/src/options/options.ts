@@ -1,17 +1,17 @@
 import type { Configuration, IRequestManager } from '@crawlee/core';
 import { z } from 'zod';
 
-import type { Clock } from './clock';
-import { systemClock } from './clock';
-import type { DomainStateStore } from './domain-state-store';
-import type { SharedDomainClock } from './shared-domain-clock';
-import type { ThrottleBy } from './domain-key';
-import { ThrottlingOptionsError } from './errors';
-import type { RobotsFetcher } from './robots-crawl-delay';
+import type { Clock } from '../time/clock';
+import { systemClock } from '../time/clock';
+import type { DomainStateStore } from '../pacing/domain-state-store';
+import type { SharedDomainClock } from '../shared-clock/shared-domain-clock';
+import type { ThrottleBy } from '../routing/domain-key';
+import { ThrottlingOptionsError } from '../errors';
+import type { RobotsFetcher } from '../robots/robots-crawl-delay';
 import type { ResolvedPolicy, ScopeSettings } from './policy';
 import { DEFAULT_BACKOFF_STATUS_CODES, jitterRange, parseScopeKey, POLICY_DEFAULTS, resolveRampup } from './policy';
-import { normalizeScope } from './request-scopes';
-import type { GetScopes } from './request-scopes';
+import { normalizeScope } from '../routing/request-scopes';
+import type { GetScopes } from '../routing/request-scopes';
 
 /** Opens the queue that holds one throttled domain's requests. */
 export type RequestManagerOpener = (name: string, options: { config?: Configuration }) => Promise<IRequestManager>;
@@ -198,30 +198,46 @@ const isRequestManagerLike = (value: unknown): boolean =>
     isFunction((value as IRequestManager).addRequest);
 
 const seconds = (what: string) =>
-    z.number({ error: `${what} must be a number of seconds` }).finite(`${what} must be finite`).min(0, `${what} must be >= 0`);
+    z
+        .number({ error: `${what} must be a number of seconds` })
+        .finite(`${what} must be finite`)
+        .min(0, `${what} must be >= 0`);
 
 const statusCodes = z
-    .array(z.number().int().min(100).max(599), { error: 'backoffStatusCodes must be a list of HTTP status codes (100-599)' })
+    .array(z.number().int().min(100).max(599), {
+        error: 'backoffStatusCodes must be a list of HTTP status codes (100-599)',
+    })
     .optional();
 
 const jitter = z
-    .union([
-        z.number().min(0, 'jitter must be >= 0').lt(1, 'jitter must be < 1 (0.5 means ×[0.5, 1.5])'),
-        z
-            .tuple([z.number().min(0), z.number().min(0)])
-            .refine(([low, high]) => low <= high, 'jitter [low, high] needs 0 <= low <= high'),
-    ], { error: 'jitter must be a number in [0, 1) or a [low, high] pair' })
+    .union(
+        [
+            z.number().min(0, 'jitter must be >= 0').lt(1, 'jitter must be < 1 (0.5 means ×[0.5, 1.5])'),
+            z
+                .tuple([z.number().min(0), z.number().min(0)])
+                .refine(([low, high]) => low <= high, 'jitter [low, high] needs 0 <= low <= high'),
+        ],
+        { error: 'jitter must be a number in [0, 1) or a [low, high] pair' },
+    )
     .optional();
 
 /** The policy settings shared by the options and each `scopes` entry. */
 const policyShape = {
-    concurrency: z.number({ error: 'concurrency must be a whole number >= 1' }).int('concurrency must be a whole number').min(1, 'concurrency must be >= 1').optional(),
+    concurrency: z
+        .number({ error: 'concurrency must be a whole number >= 1' })
+        .int('concurrency must be a whole number')
+        .min(1, 'concurrency must be >= 1')
+        .optional(),
     delaySecs: seconds('delaySecs').optional(),
     delayPerSlotSecs: seconds('delayPerSlotSecs').optional(),
     jitter,
     backoffStatusCodes: statusCodes,
     backoffOnNetworkErrors: z.boolean({ error: 'backoffOnNetworkErrors must be true or false' }).optional(),
-    backoffFactor: z.number({ error: 'backoffFactor must be a number >= 1' }).min(1, 'backoffFactor must be >= 1').finite().optional(),
+    backoffFactor: z
+        .number({ error: 'backoffFactor must be a number >= 1' })
+        .min(1, 'backoffFactor must be >= 1')
+        .finite()
+        .optional(),
     backoffMinDelaySecs: seconds('backoffMinDelaySecs').optional(),
     backoffMaxDelaySecs: seconds('backoffMaxDelaySecs').optional(),
     backoffWindowSecs: seconds('backoffWindowSecs').optional(),
@@ -234,7 +250,9 @@ const policyShape = {
                     backoffTarget: z
                         .union([
                             z.number().min(0),
-                            z.tuple([z.number().min(0), z.number().min(0)]).refine(([l, h]) => l <= h, 'backoffTarget [low, high] needs low <= high'),
+                            z
+                                .tuple([z.number().min(0), z.number().min(0)])
+                                .refine(([l, h]) => l <= h, 'backoffTarget [low, high] needs low <= high'),
                         ])
                         .optional(),
                     windowSecs: seconds('rampup.windowSecs').positive('rampup.windowSecs must be > 0').optional(),
@@ -244,7 +262,9 @@ const policyShape = {
                     maxConcurrency: z.number().int().min(1, 'rampup.maxConcurrency must be >= 1').optional(),
                 }),
             ],
-            { error: 'rampup must be true/false or an object with backoffTarget, windowSecs, initialRate, minRate, maxRate' },
+            {
+                error: 'rampup must be true/false or an object with backoffTarget, windowSecs, initialRate, minRate, maxRate',
+            },
         )
         .optional(),
     quota: z.number({ error: 'quota must be a positive number' }).positive('quota must be > 0').finite().optional(),
@@ -268,7 +288,9 @@ export const throttlingOptionsSchema = z.strictObject({
             }
         })
         .optional(),
-    random: z.custom<() => number>(isFunction, { error: 'random must be a function returning a number in [0, 1)' }).optional(),
+    random: z
+        .custom<() => number>(isFunction, { error: 'random must be a function returning a number in [0, 1)' })
+        .optional(),
     maxFreeRetries: z.number().int().min(0, 'maxFreeRetries must be >= 0').optional(),
     getScopes: z.custom<GetScopes>(isFunction, { error: 'getScopes must be a function of the request' }).optional(),
     inner: z
@@ -276,10 +298,15 @@ export const throttlingOptionsSchema = z.strictObject({
             error: 'inner must be a request manager (with fetchNextRequest and addRequest) or a function returning one',
         })
         .optional(),
-    domains: z.union([z.literal('all'), z.array(z.string({ error: 'each entry of domains must be a hostname string' }))], {
-        error: "domains is required: a list of hostnames, or 'all'",
-    }),
-    throttleBy: z.enum(['hostname', 'registrableDomain'], { error: "throttleBy must be 'hostname' or 'registrableDomain'" }).optional(),
+    domains: z.union(
+        [z.literal('all'), z.array(z.string({ error: 'each entry of domains must be a hostname string' }))],
+        {
+            error: "domains is required: a list of hostnames, or 'all'",
+        },
+    ),
+    throttleBy: z
+        .enum(['hostname', 'registrableDomain'], { error: "throttleBy must be 'hostname' or 'registrableDomain'" })
+        .optional(),
     baseDelaySecs: seconds('baseDelaySecs').optional(),
     maxDelaySecs: seconds('maxDelaySecs').optional(),
     minCrawlDelaySecs: seconds('minCrawlDelaySecs').optional(),
@@ -290,7 +317,9 @@ export const throttlingOptionsSchema = z.strictObject({
         .positive('maxThrottledDomains must be >= 1')
         .optional(),
     persistStateKey: z.string().min(1, 'persistStateKey must be a non-empty string').optional(),
-    requestManagerOpener: z.custom<RequestManagerOpener>(isFunction, { error: 'requestManagerOpener must be a function' }).optional(),
+    requestManagerOpener: z
+        .custom<RequestManagerOpener>(isFunction, { error: 'requestManagerOpener must be a function' })
+        .optional(),
     respectCrawlDelay: z.boolean({ error: 'respectCrawlDelay must be true or false' }).optional(),
     maxCrawlDelaySecs: seconds('maxCrawlDelaySecs').positive('maxCrawlDelaySecs must be > 0').optional(),
     robotsUserAgent: z.string().min(1, 'robotsUserAgent must be a non-empty string').optional(),
@@ -303,14 +332,23 @@ export const throttlingOptionsSchema = z.strictObject({
         .optional(),
     stateStore: z
         .custom<DomainStateStore>(
-            (v) => typeof v === 'object' && v !== null && ['read', 'update', 'list', 'clear'].every((m) => isFunction((v as never)[m])),
+            (v) =>
+                typeof v === 'object' &&
+                v !== null &&
+                ['read', 'update', 'list', 'clear'].every((m) => isFunction((v as never)[m])),
             { error: 'stateStore must implement read, update, list and clear' },
         )
         .optional(),
     sharedClock: z
-        .custom<SharedDomainClock>((v) => typeof v === 'object' && v !== null && ['reserve', 'extend', 'settle'].every((m) => isFunction((v as never)[m])), {
-            error: 'sharedClock must implement reserve(key, now, nextAt), extend(key, clocks) and settle(key, leasedUntil, nextAt), e.g. new FileDomainClock(dir)',
-        })
+        .custom<SharedDomainClock>(
+            (v) =>
+                typeof v === 'object' &&
+                v !== null &&
+                ['reserve', 'extend', 'settle'].every((m) => isFunction((v as never)[m])),
+            {
+                error: 'sharedClock must implement reserve(key, now, nextAt), extend(key, clocks) and settle(key, leasedUntil, nextAt), e.g. new FileDomainClock(dir)',
+            },
+        )
         .optional(),
 });
 
@@ -400,7 +438,10 @@ function resolvePolicy(defaults: ScopeSettings, scope: ScopeSettings): ResolvedP
         backoffWindowMs: (pick('backoffWindowSecs') ?? POLICY_DEFAULTS.backoffWindowSecs) * 1000,
         ignoreRobotsCrawlDelay: pick('ignoreRobotsCrawlDelay') ?? POLICY_DEFAULTS.ignoreRobotsCrawlDelay,
         rampup: resolveRampup(pick('rampup')),
-        quota: pick('quota') === undefined ? undefined : { limit: pick('quota')!, windowMs: (pick('windowSecs') ?? 60) * 1000 },
+        quota:
+            pick('quota') === undefined
+                ? undefined
+                : { limit: pick('quota')!, windowMs: (pick('windowSecs') ?? 60) * 1000 },
         explicit: { concurrency: scope.concurrency !== undefined, delay: scope.delaySecs !== undefined },
     };
 }

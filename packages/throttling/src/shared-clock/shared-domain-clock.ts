@@ -34,13 +34,23 @@ export interface SharedClocks {
 }
 
 /** The pure decision behind `reserve`, kept apart so every implementation decides alike. */
-export function decideReservation(clocks: SharedClocks, now: number, nextAt: number): { reservation: SharedReservation; clocks: SharedClocks } {
+export function decideReservation(
+    clocks: SharedClocks,
+    now: number,
+    nextAt: number,
+): { reservation: SharedReservation; clocks: SharedClocks } {
     const notBefore = Math.max(clocks.nextAt, clocks.backoffUntil);
     if (notBefore > now) return { reservation: { granted: false, notBefore }, clocks };
-    return { reservation: { granted: true }, clocks: { nextAt: Math.max(clocks.nextAt, nextAt), backoffUntil: clocks.backoffUntil } };
+    return {
+        reservation: { granted: true },
+        clocks: { nextAt: Math.max(clocks.nextAt, nextAt), backoffUntil: clocks.backoffUntil },
+    };
 }
 
 /** The pure decision behind `settle`. */
 export function decideSettlement(clocks: SharedClocks, leasedUntil: number, nextAt: number): SharedClocks {
-    return { nextAt: clocks.nextAt === leasedUntil ? nextAt : Math.max(clocks.nextAt, nextAt), backoffUntil: clocks.backoffUntil };
+    return {
+        nextAt: clocks.nextAt === leasedUntil ? nextAt : Math.max(clocks.nextAt, nextAt),
+        backoffUntil: clocks.backoffUntil,
+    };
 }

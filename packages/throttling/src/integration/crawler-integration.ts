@@ -1,11 +1,16 @@
 import type { IRequestManager, Request, Session } from '@crawlee/core';
 import { log as crawleeLog } from '@crawlee/core';
 
-import { ThrottlingOptionsError } from './errors';
-import type { RobotsFetcher, RobotsVerdict } from './robots-crawl-delay';
-import { DEFAULT_ROBOTS_TTL_MS, loadGotScraping, ROBOTS_TXT_MAX_BYTES, RobotsCrawlDelayCache } from './robots-crawl-delay';
-import { parseRetryAfter } from './retry-after';
-import type { ThrottlingRequestManager } from './throttling-request-manager';
+import { ThrottlingOptionsError } from '../errors';
+import type { RobotsFetcher, RobotsVerdict } from '../robots/robots-crawl-delay';
+import {
+    DEFAULT_ROBOTS_TTL_MS,
+    loadGotScraping,
+    ROBOTS_TXT_MAX_BYTES,
+    RobotsCrawlDelayCache,
+} from '../robots/robots-crawl-delay';
+import { parseRetryAfter } from '../response/retry-after';
+import type { ThrottlingRequestManager } from '../throttling-request-manager';
 
 /**
  * The parts of a Crawlee 3.x crawler the integration touches. Every crawler class has them
@@ -36,7 +41,12 @@ export interface CrawlerHttpClient {
         maxRedirects: number;
         throwHttpErrors: boolean;
         timeout: { request: number };
-    }): Promise<{ statusCode: number; headers: Record<string, string | string[] | undefined>; body?: unknown; rawBody?: unknown }>;
+    }): Promise<{
+        statusCode: number;
+        headers: Record<string, string | string[] | undefined>;
+        body?: unknown;
+        rawBody?: unknown;
+    }>;
 }
 
 /** The crawling context fields a response check needs. */
@@ -53,7 +63,9 @@ const integrationLog = () => crawleeLog.child({ prefix: 'ThrottlingRequestManage
 export function crawlerUsesManager(crawler: AttachableCrawler, manager: IRequestManager): boolean {
     const candidates = [crawler.requestManager, crawler.requestQueue];
     return candidates.some(
-        (c) => c === manager || (typeof c === 'object' && c !== null && (c as { requestQueue?: unknown }).requestQueue === manager),
+        (c) =>
+            c === manager ||
+            (typeof c === 'object' && c !== null && (c as { requestQueue?: unknown }).requestQueue === manager),
     );
 }
 
@@ -101,7 +113,9 @@ export function attachCrawler(manager: ThrottlingRequestManager, crawler: Attach
 
     // Responses: our hook goes first, before Crawlee's own hooks and blocked-status checks retire the session.
     if (Array.isArray(crawler.postNavigationHooks)) {
-        crawler.postNavigationHooks.unshift(async (context: NavigationContext) => manager.handleResponse(context, context.response));
+        crawler.postNavigationHooks.unshift(async (context: NavigationContext) =>
+            manager.handleResponse(context, context.response),
+        );
     } else {
         integrationLog().info(
             'This crawler has no navigation hooks (BasicCrawler): report each response with `await throttler.handleResponse(context, response)` in the request handler, or 429s will not reach the throttler.',
@@ -169,7 +183,9 @@ export function robotsFetcherOf(crawler: AttachableCrawler): RobotsFetcher | und
             throwHttpErrors: false,
             timeout: { request: timeoutMs },
         });
-        const raw = Buffer.isBuffer(response.rawBody) ? response.rawBody : Buffer.from(response.body === undefined ? '' : String(response.body));
+        const raw = Buffer.isBuffer(response.rawBody)
+            ? response.rawBody
+            : Buffer.from(response.body === undefined ? '' : String(response.body));
         return {
             status: response.statusCode,
             body: raw.subarray(0, ROBOTS_TXT_MAX_BYTES).toString('utf8'),
@@ -192,7 +208,11 @@ export function applyRobotsVerdict(manager: ThrottlingRequestManager, url: strin
         }
         manager.recordPacingSignal({ reason: 'minInterval', url, intervalMs: verdict.delayMs });
     } else if (verdict.kind === 'rateLimited') {
-        manager.recordPacingSignal({ reason: 'rateLimited', url, waitMs: parseRetryAfter(verdict.retryAfterHeader, manager.options.clock.now()) });
+        manager.recordPacingSignal({
+            reason: 'rateLimited',
+            url,
+            waitMs: parseRetryAfter(verdict.retryAfterHeader, manager.options.clock.now()),
+        });
     } else if (verdict.reason !== 'server-error' && verdict.reason !== 'unreachable') {
         manager.recordPacingSignal({ reason: 'minInterval', url, intervalMs: 0 });
     }
@@ -211,6 +231,8 @@ function warnAboutSessionRetirement(manager: ThrottlingRequestManager, crawler: 
         );
     }
     if (crawler.retryOnBlocked && !codes.has(429)) {
-        integrationLog().warning('retryOnBlocked is on and 429 is not in backoffStatusCodes: 429 answers will rotate sessions instead of backing off.');
+        integrationLog().warning(
+            'retryOnBlocked is on and 429 is not in backoffStatusCodes: 429 answers will rotate sessions instead of backing off.',
+        );
     }
 }

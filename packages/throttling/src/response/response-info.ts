@@ -19,7 +19,12 @@ export interface ResponseInfo {
 export function readResponse(response: unknown): ResponseInfo | undefined {
     if (typeof response !== 'object' || response === null) return undefined;
     const r = response as Record<string, unknown>;
-    const statusCode = typeof r.statusCode === 'number' ? r.statusCode : typeof r.status === 'function' ? (r.status as () => number).call(response) : r.status;
+    const statusCode =
+        typeof r.statusCode === 'number'
+            ? r.statusCode
+            : typeof r.status === 'function'
+              ? (r.status as () => number).call(response)
+              : r.status;
     if (typeof statusCode !== 'number') return undefined;
     const raw = typeof r.headers === 'function' ? (r.headers as () => unknown).call(response) : r.headers;
     const headers: ResponseHeaders = {};
@@ -28,7 +33,8 @@ export function readResponse(response: unknown): ResponseInfo | undefined {
             headers[key.toLowerCase()] = value;
         });
     } else if (raw && typeof raw === 'object') {
-        for (const [key, value] of Object.entries(raw as Record<string, string | string[] | undefined>)) headers[key.toLowerCase()] = value;
+        for (const [key, value] of Object.entries(raw as Record<string, string | string[] | undefined>))
+            headers[key.toLowerCase()] = value;
     }
     return { statusCode, headers };
 }

@@ -1,6 +1,11 @@
 import { createHash } from 'node:crypto';
 
-import { domainKeyFromQueueName, isThrottledQueueName, THROTTLED_QUEUE_NAME_PREFIX, throttledQueueName } from './queue-name';
+import {
+    domainKeyFromQueueName,
+    isThrottledQueueName,
+    THROTTLED_QUEUE_NAME_PREFIX,
+    throttledQueueName,
+} from './queue-name';
 
 /** The key Crawlee v4's manager uses; managers keeping it get plain `throttled-<domain>` names. */
 export const DEFAULT_PERSIST_STATE_KEY = 'CRAWLEE_THROTTLED_DOMAINS';
@@ -49,6 +54,8 @@ export class QueueNamespace {
         const decoded = domainKeyFromQueueName(name);
         if (decoded === undefined) return undefined;
         if (this.tag === '') return decoded.startsWith(MARK) ? undefined : decoded;
-        return decoded.startsWith(this.tag) && decoded.length > this.tag.length ? decoded.slice(this.tag.length) : undefined;
+        return decoded.startsWith(this.tag) && decoded.length > this.tag.length
+            ? decoded.slice(this.tag.length)
+            : undefined;
     }
 }

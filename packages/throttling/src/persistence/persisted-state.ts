@@ -1,4 +1,4 @@
-import { DomainState } from './domain-state';
+import { DomainState } from '../pacing/domain-state';
 
 /** Version of the persisted record; a record of another version is treated as unknown. */
 export const PERSISTED_STATE_VERSION = 1;
@@ -28,11 +28,18 @@ export type ParsedPersistedState =
  */
 export function parsePersistedState(value: unknown): ParsedPersistedState | undefined {
     if (value === undefined || value === null) return undefined;
-    if (typeof value !== 'object' || Array.isArray(value)) return { ok: false, reason: `expected an object, got ${describe(value)}`, domains: [] };
+    if (typeof value !== 'object' || Array.isArray(value))
+        return { ok: false, reason: `expected an object, got ${describe(value)}`, domains: [] };
     const record = value as Record<string, unknown>;
-    const domains = Array.isArray(record.domains) ? record.domains.filter((d): d is string => typeof d === 'string' && d !== '') : [];
+    const domains = Array.isArray(record.domains)
+        ? record.domains.filter((d): d is string => typeof d === 'string' && d !== '')
+        : [];
     if (record.version !== PERSISTED_STATE_VERSION) {
-        return { ok: false, reason: `unknown version ${JSON.stringify(record.version)} (expected ${PERSISTED_STATE_VERSION})`, domains };
+        return {
+            ok: false,
+            reason: `unknown version ${JSON.stringify(record.version)} (expected ${PERSISTED_STATE_VERSION})`,
+            domains,
+        };
     }
     if (!Array.isArray(record.domains)) return { ok: false, reason: '`domains` is not a list', domains };
     if (typeof record.states !== 'object' || record.states === null || Array.isArray(record.states)) {
@@ -41,10 +48,14 @@ export function parsePersistedState(value: unknown): ParsedPersistedState | unde
     const states: DomainState[] = [];
     for (const [domain, data] of Object.entries(record.states as Record<string, unknown>)) {
         const state = DomainState.fromJSON(data);
-        if (!state || state.domain !== domain) return { ok: false, reason: `the state of ${domain} has a wrong shape`, domains };
+        if (!state || state.domain !== domain)
+            return { ok: false, reason: `the state of ${domain} has a wrong shape`, domains };
         states.push(state);
     }
-    const floorMs = typeof record.floorMs === 'number' && Number.isFinite(record.floorMs) && record.floorMs >= 0 ? record.floorMs : 0;
+    const floorMs =
+        typeof record.floorMs === 'number' && Number.isFinite(record.floorMs) && record.floorMs >= 0
+            ? record.floorMs
+            : 0;
     return { ok: true, domains, states, floorMs };
 }
 

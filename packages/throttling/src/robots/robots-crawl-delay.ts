@@ -201,18 +201,21 @@ export class RobotsCrawlDelayCache {
         if (existing?.verdict && this.now() < existing.expiresAt) return existing.verdict;
 
         const entry: CacheEntry = { expiresAt: 0 };
-        entry.inFlight = this.load(`${origin}/robots.txt`, options).then((verdict) => {
-            // Writes go to this entry object only, so after clear() they land on an orphan and are dropped.
-            entry.verdict = verdict;
-            // The server asked us to come back later, so a 429 must not shadow the real file for 24 h.
-            entry.expiresAt = verdict.kind === 'rateLimited' ? this.now() : this.now() + this.ttlMs;
-            entry.inFlight = undefined;
-            return verdict;
-        }, (error: unknown) => {
-            // Only a bug can land here (fetch failures are verdicts); never leave a rejected promise cached.
-            if (this.entries.get(key) === entry) this.entries.delete(key);
-            throw error;
-        });
+        entry.inFlight = this.load(`${origin}/robots.txt`, options).then(
+            (verdict) => {
+                // Writes go to this entry object only, so after clear() they land on an orphan and are dropped.
+                entry.verdict = verdict;
+                // The server asked us to come back later, so a 429 must not shadow the real file for 24 h.
+                entry.expiresAt = verdict.kind === 'rateLimited' ? this.now() : this.now() + this.ttlMs;
+                entry.inFlight = undefined;
+                return verdict;
+            },
+            (error: unknown) => {
+                // Only a bug can land here (fetch failures are verdicts); never leave a rejected promise cached.
+                if (this.entries.get(key) === entry) this.entries.delete(key);
+                throw error;
+            },
+        );
         this.entries.set(key, entry);
         return entry.inFlight;
     }

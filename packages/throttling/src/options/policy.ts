@@ -1,6 +1,6 @@
-import { normalizeHostname } from './domain-key';
-import type { RampupPolicy } from './rampup';
-import { RAMPUP_DEFAULTS } from './rampup';
+import { normalizeHostname } from '../routing/domain-key';
+import type { RampupPolicy } from '../pacing/rampup';
+import { RAMPUP_DEFAULTS } from '../pacing/rampup';
 
 /** Resolves a `rampup` setting into the search's policy. */
 export function resolveRampup(setting: boolean | RampupSettings | undefined): RampupPolicy | undefined {
@@ -168,7 +168,9 @@ export const POLICY_DEFAULTS = {
 } as const;
 
 /** Normalises a jitter setting into a [low, high] multiplier range, or undefined for none. */
-export function jitterRange(jitter: number | readonly [number, number] | undefined): readonly [number, number] | undefined {
+export function jitterRange(
+    jitter: number | readonly [number, number] | undefined,
+): readonly [number, number] | undefined {
     if (jitter === undefined || jitter === 0) return undefined;
     if (typeof jitter === 'number') return [1 - jitter, 1 + jitter];
     return jitter[0] === 1 && jitter[1] === 1 ? undefined : jitter;
@@ -210,10 +212,13 @@ export interface ScopeKey {
  * key and the allowed forms when it is malformed.
  */
 export function parseScopeKey(raw: string): ScopeKey {
-    const allowed = "a hostname ('api.example.com'), a hostname with a path prefix ('api.example.com/search') or a named scope ('@budget')";
+    const allowed =
+        "a hostname ('api.example.com'), a hostname with a path prefix ('api.example.com/search') or a named scope ('@budget')";
     if (typeof raw === 'string' && /^@[\w.:-]+$/.test(raw)) return { key: raw, host: raw };
-    if (typeof raw !== 'string' || raw.trim() !== raw || raw === '') throw new Error(`scope key ${JSON.stringify(raw)} is not valid: use ${allowed}`);
-    if (/^[a-z][a-z0-9+.-]*:\/\//i.test(raw)) throw new Error(`scope key ${JSON.stringify(raw)} must not have a scheme: use ${allowed}`);
+    if (typeof raw !== 'string' || raw.trim() !== raw || raw === '')
+        throw new Error(`scope key ${JSON.stringify(raw)} is not valid: use ${allowed}`);
+    if (/^[a-z][a-z0-9+.-]*:\/\//i.test(raw))
+        throw new Error(`scope key ${JSON.stringify(raw)} must not have a scheme: use ${allowed}`);
     const slash = raw.indexOf('/');
     const hostPart = slash === -1 ? raw : raw.slice(0, slash);
     let pathPrefix = slash === -1 ? undefined : raw.slice(slash);

@@ -1,4 +1,4 @@
-import type { StalledDomain } from './errors';
+import type { StalledDomain } from '../errors';
 
 /**
  * Where a crawl stands, from `ThrottlingRequestManager.checkReadiness()`.
@@ -30,7 +30,7 @@ export interface DomainSnapshot {
      * floor, pacing raised by backoff and pacing announced by the server. */
     readonly intervalMs: number;
     /** Which of those set the interval. */
-    readonly intervalReason: import('./domain-state').IntervalReason;
+    readonly intervalReason: import('../pacing/domain-state').IntervalReason;
     /** Most requests in flight at once (1 when robots.txt declared a crawl delay, unless overridden). */
     readonly concurrencyLimit: number;
     /** Pacing raised by backoff triggers, after decay, ms. */

@@ -13,8 +13,8 @@
  * restored by another process.
  */
 
-import type { ResolvedPolicy } from './policy';
-import { applyJitter, POLICY_DEFAULTS } from './policy';
+import type { ResolvedPolicy } from '../options/policy';
+import { applyJitter, POLICY_DEFAULTS } from '../options/policy';
 import type { RampupData, RampupPolicy } from './rampup';
 import { RAMPUP_DEFAULTS as RAMPUP_FALLBACK, RampupState } from './rampup';
 
@@ -105,7 +105,10 @@ export interface DispatchReservation {
 }
 
 /** The pacing a domain gets when no policy is given: one clock, no concurrency cap. */
-const UNLIMITED: Pick<ResolvedPolicy, 'concurrency' | 'delayMs' | 'delayPerSlotMs' | 'jitter' | 'ignoreRobotsCrawlDelay' | 'explicit'> = {
+const UNLIMITED: Pick<
+    ResolvedPolicy,
+    'concurrency' | 'delayMs' | 'delayPerSlotMs' | 'jitter' | 'ignoreRobotsCrawlDelay' | 'explicit'
+> = {
     concurrency: Number.POSITIVE_INFINITY,
     delayMs: 0,
     delayPerSlotMs: 0,
@@ -115,7 +118,10 @@ const UNLIMITED: Pick<ResolvedPolicy, 'concurrency' | 'delayMs' | 'delayPerSlotM
 };
 
 /** The part of a policy that pacing decisions read. */
-export type PacingPolicy = Pick<ResolvedPolicy, 'concurrency' | 'delayMs' | 'delayPerSlotMs' | 'jitter' | 'ignoreRobotsCrawlDelay' | 'explicit'> &
+export type PacingPolicy = Pick<
+    ResolvedPolicy,
+    'concurrency' | 'delayMs' | 'delayPerSlotMs' | 'jitter' | 'ignoreRobotsCrawlDelay' | 'explicit'
+> &
     Partial<Pick<ResolvedPolicy, 'backoffFactor' | 'backoffMinDelayMs' | 'backoffWindowMs' | 'rampup' | 'quota'>>;
 
 export class DomainState implements DomainStateData {
@@ -162,7 +168,14 @@ export class DomainState implements DomainStateData {
         const base = this.baseConcurrency(policy);
         // Rampup adds slots when a scope is held by slots rather than by pace (explicit caps win).
         const robotsSaysOne = this.crawlDelayMs > 0 && !policy.ignoreRobotsCrawlDelay;
-        if (!policy.rampup || !this.rampupState || policy.explicit.concurrency || robotsSaysOne || !Number.isFinite(base)) return base;
+        if (
+            !policy.rampup ||
+            !this.rampupState ||
+            policy.explicit.concurrency ||
+            robotsSaysOne ||
+            !Number.isFinite(base)
+        )
+            return base;
         return Math.min(base + this.rampupState.extraConcurrency, Math.max(base, policy.rampup.maxConcurrency));
     }
 
@@ -173,7 +186,8 @@ export class DomainState implements DomainStateData {
     }
 
     private baseConcurrency(policy: PacingPolicy): number {
-        if (policy.explicit.concurrency || policy.ignoreRobotsCrawlDelay || !Number.isFinite(policy.concurrency)) return policy.concurrency;
+        if (policy.explicit.concurrency || policy.ignoreRobotsCrawlDelay || !Number.isFinite(policy.concurrency))
+            return policy.concurrency;
         // A declared crawl delay means "one at a time", as Scrapy reads it.
         return this.crawlDelayMs > 0 ? 1 : policy.concurrency;
     }
@@ -309,7 +323,12 @@ export class DomainState implements DomainStateData {
      * Arms the clocks for a dispatch at `now` and takes a concurrency slot. Call before awaiting the
      * queue. `random` feeds the jitter.
      */
-    dispatch(now: number, floorMs: number, policy: PacingPolicy = UNLIMITED, random: () => number = Math.random): DispatchReservation {
+    dispatch(
+        now: number,
+        floorMs: number,
+        policy: PacingPolicy = UNLIMITED,
+        random: () => number = Math.random,
+    ): DispatchReservation {
         const limit = this.concurrencyLimit(policy);
         const { slot } = this.freeSlot(limit);
         // Jitter spreads the configured delay and the backoff pacing; the floor and a robots.txt
@@ -352,7 +371,8 @@ export class DomainState implements DomainStateData {
     /** Gives a reserved window and slot back when the queue had nothing to hand out. */
     cancelDispatch(reservation: DispatchReservation): void {
         // Only roll back if no later dispatch re-armed the clock in the meantime.
-        if (this.nextDispatchAt === reservation.armedNextDispatchAt) this.nextDispatchAt = reservation.previousNextDispatchAt;
+        if (this.nextDispatchAt === reservation.armedNextDispatchAt)
+            this.nextDispatchAt = reservation.previousNextDispatchAt;
         if (reservation.slot >= 0 && this.slotBusy[reservation.slot]) {
             this.release(reservation.slot);
             this.slotNextAt[reservation.slot] = reservation.previousSlotNextAt;
@@ -414,7 +434,9 @@ export class DomainState implements DomainStateData {
             const requestedMs = useHeader ? waitMs : exponentialMs;
             // Jitter spreads exponential waits so many workers do not wake together; a server-given
             // wait is a minimum and is only ever lengthened.
-            const jittered = useHeader ? requestedMs : applyJitter(requestedMs, policy.jitter, policy.random ?? Math.random);
+            const jittered = useHeader
+                ? requestedMs
+                : applyJitter(requestedMs, policy.jitter, policy.random ?? Math.random);
             const delayMs = Math.min(jittered, policy.maxDelayMs);
             // The pacing after the backoff starts from this wait and steps down per quiet window.
             if (policy.rampup) {
@@ -422,7 +444,12 @@ export class DomainState implements DomainStateData {
                 this.ramp(policy.rampup).onTrigger(now, policy.rampup);
             }
             // With a server-given wait it is raised to at least that wait; without, it grows by the factor.
-            const current = this.penaltyAt(now, { ...UNLIMITED, backoffFactor: factor, backoffWindowMs: policy.windowMs, backoffMinDelayMs: policy.baseDelayMs });
+            const current = this.penaltyAt(now, {
+                ...UNLIMITED,
+                backoffFactor: factor,
+                backoffWindowMs: policy.windowMs,
+                backoffMinDelayMs: policy.baseDelayMs,
+            });
             if (!policy.rampup) {
                 this.penaltyMs = useHeader
                     ? Math.max(current, Math.min(requestedMs, policy.maxDelayMs))

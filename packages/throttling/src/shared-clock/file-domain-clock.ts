@@ -2,9 +2,9 @@ import { createHash } from 'node:crypto';
 import { closeSync, mkdirSync, openSync, readFileSync, renameSync, statSync, unlinkSync, writeFileSync } from 'node:fs';
 import { join } from 'node:path';
 
-import type { Clock } from './clock';
-import { systemClock } from './clock';
-import { ThrottlingOptionsError } from './errors';
+import type { Clock } from '../time/clock';
+import { systemClock } from '../time/clock';
+import { ThrottlingOptionsError } from '../errors';
 import type { SharedClocks, SharedDomainClock, SharedReservation } from './shared-domain-clock';
 import { decideReservation, decideSettlement } from './shared-domain-clock';
 
@@ -52,10 +52,13 @@ export class FileDomainClock implements SharedDomainClock {
     private readonly sleeper = new Int32Array(new SharedArrayBuffer(4));
 
     constructor(dir: string, options: FileDomainClockOptions = {}) {
-        if (typeof dir !== 'string' || dir.length === 0) throw new ThrottlingOptionsError('FileDomainClock needs a directory path (a non-empty string)');
+        if (typeof dir !== 'string' || dir.length === 0)
+            throw new ThrottlingOptionsError('FileDomainClock needs a directory path (a non-empty string)');
         const { lockTimeoutMs = 5_000, staleLockMs = 10_000, clock = systemClock } = options;
-        if (!(lockTimeoutMs > 0)) throw new ThrottlingOptionsError(`FileDomainClock lockTimeoutMs must be > 0, got ${String(lockTimeoutMs)}`);
-        if (!(staleLockMs > 0)) throw new ThrottlingOptionsError(`FileDomainClock staleLockMs must be > 0, got ${String(staleLockMs)}`);
+        if (!(lockTimeoutMs > 0))
+            throw new ThrottlingOptionsError(`FileDomainClock lockTimeoutMs must be > 0, got ${String(lockTimeoutMs)}`);
+        if (!(staleLockMs > 0))
+            throw new ThrottlingOptionsError(`FileDomainClock staleLockMs must be > 0, got ${String(staleLockMs)}`);
         this.dir = dir;
         this.lockTimeoutMs = lockTimeoutMs;
         this.staleLockMs = staleLockMs;
@@ -78,7 +81,10 @@ export class FileDomainClock implements SharedDomainClock {
     }
 
     settle(key: string, leasedUntil: number, nextAt: number): void {
-        this.locked(key, (current) => ({ reservation: undefined, clocks: decideSettlement(current, leasedUntil, nextAt) }));
+        this.locked(key, (current) => ({
+            reservation: undefined,
+            clocks: decideSettlement(current, leasedUntil, nextAt),
+        }));
     }
 
     /** The shared clocks of `key` as stored now (for reports and tests). */
@@ -93,7 +99,10 @@ export class FileDomainClock implements SharedDomainClock {
      */
     fileOf(key: string): string {
         const readable = key.replace(/[^a-z0-9.-]/g, (c) => `_${c.charCodeAt(0).toString(16).padStart(4, '0')}`);
-        const name = readable.length <= MAX_READABLE_NAME ? readable : `_h${createHash('sha256').update(key).digest('hex').slice(0, 40)}`;
+        const name =
+            readable.length <= MAX_READABLE_NAME
+                ? readable
+                : `_h${createHash('sha256').update(key).digest('hex').slice(0, 40)}`;
         return join(this.dir, `${name}.json`);
     }
 
@@ -133,7 +142,9 @@ export class FileDomainClock implements SharedDomainClock {
                 continue;
             }
             if (this.clock.now() > deadline) {
-                throw new Error(`FileDomainClock: the lock of ${key} (${lock}) was held for more than ${this.lockTimeoutMs} ms`);
+                throw new Error(
+                    `FileDomainClock: the lock of ${key} (${lock}) was held for more than ${this.lockTimeoutMs} ms`,
+                );
             }
             // Locks are held for one read and one write: wait briefly, a little longer each time.
             Atomics.wait(this.sleeper, 0, 0, Math.min(1 + attempt, 10));

@@ -21,7 +21,8 @@ export async function listStoredQueueNames(config?: Configuration): Promise<Set<
     }
     if (typeof client.requestQueuesDirectory === 'string') {
         try {
-            for (const entry of await readdir(client.requestQueuesDirectory, { withFileTypes: true })) if (entry.isDirectory()) names.add(entry.name);
+            for (const entry of await readdir(client.requestQueuesDirectory, { withFileTypes: true }))
+                if (entry.isDirectory()) names.add(entry.name);
         } catch {
             // No folder yet: nothing was ever stored.
         }

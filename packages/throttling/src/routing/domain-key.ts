@@ -122,9 +122,7 @@ export function normalizeHostname(input: string): string {
  */
 export function domainKeyOfConfigured(domain: string, throttleBy: ThrottleBy): string {
     if (throttleBy !== 'hostname' && throttleBy !== 'registrableDomain') {
-        throw new TypeError(
-            `Invalid throttleBy ${describe(throttleBy)}: expected 'hostname' or 'registrableDomain'.`,
-        );
+        throw new TypeError(`Invalid throttleBy ${describe(throttleBy)}: expected 'hostname' or 'registrableDomain'.`);
     }
     return keyOfHostname(normalizeHostname(domain), throttleBy);
 }
