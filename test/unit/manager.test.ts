@@ -65,7 +65,15 @@ describe('ThrottlingRequestManager: routing', () => {
     });
 
     test('internalTimeoutMillis and requestLockSecs are forwarded to every queue, also later ones', async () => {
-        const { manager } = setup();
+        // The manager's own instance of each domain queue, as it opens them (opening by name would give another).
+        const opened = new Map<string, RequestQueue>();
+        const { manager } = setup({
+            requestManagerOpener: async (name, opts) => {
+                const queue = await DomainRequestQueue.open(name, opts);
+                opened.set(name, queue);
+                return queue;
+            },
+        });
         manager.internalTimeoutMillis = 12_345;
         manager.requestLockSecs = 99;
         await manager.addRequest({ url: 'https://a.com/1' });
@@ -75,8 +83,7 @@ describe('ThrottlingRequestManager: routing', () => {
         expect(inner.requestLockSecs).toBe(99);
         const r = await manager.fetchNextRequest();
         expect(r).not.toBeNull();
-        // The manager's own instance of the domain's queue (opening it by name would give another).
-        const queue = (manager as any).domainQueues.get('a.com').opened as RequestQueue;
+        const queue = opened.get('throttled-a.com')!;
         expect(queue.name).toBe('throttled-a.com');
         expect(queue.requestLockSecs).toBe(99);
         expect(queue.internalTimeoutMillis).toBe(12_345);

@@ -30,8 +30,9 @@ export {
 } from './errors';
 export type { StalledDomain } from './errors';
 export { parseRetryAfter } from './response/retry-after';
-export type { AttachableCrawler, NavigationContext } from './integration/crawler-integration';
-export type { DomainGate, DomainGateOptions, DomainGateOutcome } from './throttling-request-manager';
+export type { AttachableCrawler } from './integration/crawler-integration';
+export type { NavigationContext } from './response/response-interpreter';
+export type { DomainGate, DomainGateOptions, DomainGateOutcome } from './robots/origin-gate';
 export { parseRateLimitHeaders } from './response/rate-limit-headers';
 export type { RateLimitInfo, RateLimitSource } from './response/rate-limit-headers';
 export { RobotsCrawlDelayCache, fetchRobotsTxtWithGotScraping } from './robots/robots-crawl-delay';

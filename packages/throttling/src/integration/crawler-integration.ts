@@ -1,4 +1,4 @@
-import type { IRequestManager, Request, Session } from '@crawlee/core';
+import type { IRequestManager } from '@crawlee/core';
 import { log as crawleeLog } from '@crawlee/core';
 
 import { ThrottlingOptionsError } from '../errors';
@@ -10,7 +10,8 @@ import {
     RobotsCrawlDelayCache,
 } from '../robots/robots-crawl-delay';
 import { parseRetryAfter } from '../response/retry-after';
-import type { ThrottlingRequestManager } from '../throttling-request-manager';
+import type { NavigationContext } from '../response/response-interpreter';
+import type { ThrottlerPort } from './throttler-port';
 
 /**
  * The parts of a Crawlee 3.x crawler the integration touches. Every crawler class has them
@@ -49,13 +50,6 @@ export interface CrawlerHttpClient {
     }>;
 }
 
-/** The crawling context fields a response check needs. */
-export interface NavigationContext {
-    request: Request;
-    session?: Session;
-    response?: unknown;
-}
-
 // Made on use, so a log level set after this module loaded still applies.
 const integrationLog = () => crawleeLog.child({ prefix: 'ThrottlingRequestManager' });
 
@@ -70,30 +64,11 @@ export function crawlerUsesManager(crawler: AttachableCrawler, manager: IRequest
 }
 
 /**
- * Keeps a session from being penalised for one failed attempt: Crawlee calls `markBad()` after
- * every error, but a 429 is the server asking us to slow down, not a ban.
- */
-export function spareSessionOnce(session: Session | undefined): void {
-    if (!session) return;
-    const target = session as unknown as Record<string, unknown>;
-    if (Object.prototype.hasOwnProperty.call(target, 'markBad')) return;
-    target.markBad = () => {
-        delete target.markBad;
-    };
-}
-
-/** Discards an unread response body so the connection is not left holding it. */
-export function discardBody(response: unknown): void {
-    const stream = response as { destroy?: () => void; readableEnded?: boolean; destroyed?: boolean };
-    if (typeof stream?.destroy === 'function' && !stream.destroyed && !stream.readableEnded) stream.destroy();
-}
-
-/**
  * Wires a crawler to the manager: responses reach it through a post-navigation hook, its pool is
  * woken when held-back work becomes ready, robots.txt crawl delays are read before the first request
  * to each origin (and again after 24 h), and settings that would fight the throttler are reported once.
  */
-export function attachCrawler(manager: ThrottlingRequestManager, crawler: AttachableCrawler): void {
+export function attachCrawler(manager: ThrottlerPort, crawler: AttachableCrawler): void {
     if (!crawlerUsesManager(crawler, manager)) {
         throw new ThrottlingOptionsError(
             'attach(crawler): this crawler does not take its requests from this ThrottlingRequestManager. ' +
@@ -199,7 +174,7 @@ export function robotsFetcherOf(crawler: AttachableCrawler): RobotsFetcher | und
  * gone) clears that origin's delay, so a re-read can lower it; a server error or no answer keeps
  * what the last good read said, since a failing server is no reason to speed up.
  */
-export function applyRobotsVerdict(manager: ThrottlingRequestManager, url: string, verdict: RobotsVerdict): void {
+export function applyRobotsVerdict(manager: ThrottlerPort, url: string, verdict: RobotsVerdict): void {
     if (verdict.kind === 'crawlDelay') {
         if (verdict.capped) {
             integrationLog().warning(
@@ -219,7 +194,7 @@ export function applyRobotsVerdict(manager: ThrottlingRequestManager, url: strin
 }
 
 /** One line for each setting that would still retire sessions on a rate-limit answer. */
-function warnAboutSessionRetirement(manager: ThrottlingRequestManager, crawler: AttachableCrawler): void {
+function warnAboutSessionRetirement(manager: ThrottlerPort, crawler: AttachableCrawler): void {
     const codes = manager.options.defaultPolicy.backoffStatusCodes;
     // The session pool exists only once run() starts; its options are on the crawler from the start.
     const poolOptions = (crawler as { sessionPoolOptions?: { blockedStatusCodes?: number[] } }).sessionPoolOptions;

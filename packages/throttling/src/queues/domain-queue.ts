@@ -11,8 +11,6 @@ export class DomainQueue {
     opening?: Promise<IRequestManager>;
     /** Requests waiting in the queue as far as this process knows. */
     queued = 0;
-    /** Requests of this domain handed out and not yet handled or reclaimed. */
-    inFlight = 0;
     /** Where the domain sits in the scheduler, so it is never filed twice. */
     scheduled?: 'ring' | 'heap';
     /** Origin checks (robots.txt) still running; the domain is not scheduled while any runs. */

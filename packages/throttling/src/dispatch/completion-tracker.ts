@@ -1,0 +1,111 @@
+import type { Request, RequestQueueOperationOptions } from '@crawlee/core';
+
+import type { DomainStateStore } from '../pacing/domain-state-store';
+import type { PacingFloor } from '../pacing/pacing-floor';
+import type { PacingRecorder } from '../pacing/pacing-recorder';
+import type { DomainRegistry } from '../queues/domain-registry';
+import { newNetworkError } from '../response/network-errors';
+import type { ScopeRouter } from '../routing/scope-router';
+import type { Scheduler } from '../scheduling/scheduler';
+import type { SharedClockSync } from '../shared-clock/shared-clock-sync';
+import type { Clock } from '../time/clock';
+import type { Handout, HandoutLedger } from './handout-ledger';
+
+/** What completing a request touches. */
+export interface CompletionTrackerDeps {
+    clock: Clock;
+    router: ScopeRouter;
+    states: DomainStateStore;
+    floor: PacingFloor;
+    registry: DomainRegistry;
+    handouts: HandoutLedger;
+    shared: SharedClockSync;
+    scheduler: Scheduler;
+    recorder: PacingRecorder;
+}
+
+/**
+ * Takes handed-out requests back: a completion or reclaim goes to the queue that handed the request
+ * out, and frees what the request held (its slots, a shared lease) exactly once, even when the
+ * queue call throws and the crawler retries it, or a timed-out call is retried while it still runs.
+ */
+export class CompletionTracker {
+    constructor(private readonly deps: CompletionTrackerDeps) {}
+
+    async markHandled(request: Request) {
+        const handout = this.handoutOf(request);
+        let result;
+        try {
+            result = await handout.source.markRequestHandled(request);
+        } finally {
+            this.release(handout, request, true);
+        }
+        this.deps.handouts.settle(request);
+        return result;
+    }
+
+    async reclaim(request: Request, options?: RequestQueueOperationOptions) {
+        const handout = this.handoutOf(request);
+        const throttledRetry = this.deps.handouts.restoreRetryCount(request);
+        let result;
+        try {
+            result = await handout.source.reclaimRequest(request, options);
+            // Back in its own queue; a request reclaimed to `inner` is re-routed when fetched again.
+            if (handout.domain && handout.source === handout.domain.opened) handout.domain.queued += 1;
+        } finally {
+            this.release(handout, request, !throttledRetry, false);
+        }
+        this.deps.handouts.settle(request);
+        return result;
+    }
+
+    /**
+     * Frees the request's slots and lease and lets its domain be scheduled again; once per handout.
+     * A new network error backs the domain off; a completion counts as handled (a success, unless
+     * the request came back with a new error: Crawlee marks failed requests handled too).
+     */
+    private release(handout: Handout, request: Request, checkNetworkError: boolean, completed = true): void {
+        const entry = handout.domain;
+        if (!entry || handout.released) return;
+        handout.released = true;
+        const { states, clock, router, floor, shared, scheduler } = this.deps;
+        const networkError = checkNetworkError && this.noteNetworkError(handout, request);
+        if (entry.sharedLease !== undefined) {
+            // No response reached us (a network error, or a BasicCrawler that does not report them):
+            // count the interval from now, as a response would have.
+            const now = clock.now();
+            states.update(entry.key, (s) => s.armAfterResponse(now, floor.ms, router.policyOf(entry.key)));
+            shared.settle(entry, now);
+        }
+        if (handout.slot !== undefined) states.update(entry.key, (s) => s.release(handout.slot!));
+        for (const extra of handout.extras ?? []) states.update(extra.scope, (s) => s.release(extra.slot));
+        if (completed && !networkError) {
+            const failed = handout.errors !== undefined && (request.errorMessages?.length ?? 0) > handout.errors;
+            states.update(entry.key, (s) => (failed ? s.recordGivenUp() : s.recordSuccess()));
+        }
+        scheduler.touch(entry, clock.now());
+    }
+
+    /** A request came back with a new network error or timeout: back its domain off. */
+    private noteNetworkError(handout: Handout, request: Request): boolean {
+        const entry = handout.domain;
+        if (!entry || handout.errors === undefined) return false;
+        if (!this.deps.router.policyOf(entry.key).backoffOnNetworkErrors) return false;
+        if (!newNetworkError(request.errorMessages, handout.errors)) return false;
+        this.deps.recorder.record({ reason: 'rateLimited', url: request.url });
+        return true;
+    }
+
+    /** The handout of a request; falls back to routing by URL when the object is not ours. */
+    private handoutOf(request: Request): Handout {
+        const known = this.deps.handouts.get(request);
+        if (known) return known;
+        const { router, registry } = this.deps;
+        const key = router.domainKeyOf(request.url);
+        const entry = key === undefined ? undefined : registry.get(key);
+        if (entry?.opened) return { source: entry.opened, domain: entry };
+        const inner = registry.openedInner;
+        if (!inner) throw new Error(`ThrottlingRequestManager: ${request.url} was never handed out by this manager`);
+        return { source: inner };
+    }
+}

@@ -1,0 +1,92 @@
+import type { IRequestManager, Request } from '@crawlee/core';
+
+import type { ResolvedThrottlingOptions } from '../options/options';
+import type { DispatchReservation } from '../pacing/domain-state';
+import type { DomainStateStore } from '../pacing/domain-state-store';
+import type { PacingFloor } from '../pacing/pacing-floor';
+import type { QuotaLedger } from '../pacing/quota-ledger';
+import type { DomainQueue } from '../queues/domain-queue';
+import type { ScopeRouter } from '../routing/scope-router';
+import type { SharedClockSync } from '../shared-clock/shared-clock-sync';
+import type { Clock } from '../time/clock';
+import type { HandoutLedger, HeldSlot } from './handout-ledger';
+
+/** One dispatch in progress: the window and slot it took, until it is committed or rolled back. */
+export interface Ticket {
+    readonly entry: DomainQueue;
+    readonly reservation: DispatchReservation;
+    readonly now: number;
+}
+
+/**
+ * Takes a dispatch window as one reservation: our own clocks and slot first (synchronously, so a
+ * concurrent fetch cannot take the same window), then the clocks shared with other processes, then
+ * the request's other scopes and quotas. Each step that says no rolls back what the earlier ones
+ * took; a commit records the handout.
+ */
+export class Dispatcher {
+    constructor(
+        private readonly options: ResolvedThrottlingOptions,
+        private readonly router: ScopeRouter,
+        private readonly states: DomainStateStore,
+        private readonly floor: PacingFloor,
+        private readonly shared: SharedClockSync,
+        private readonly quotas: QuotaLedger,
+        private readonly handouts: HandoutLedger,
+        private readonly clock: Clock,
+    ) {}
+
+    /** When a domain's queue may hand out next: its scope's clocks, slots and quota, and any hold. */
+    readyAt(entry: DomainQueue, now: number): number {
+        const state = this.states.read(entry.key);
+        return Math.max(state ? state.readyAt(this.router.policyOf(entry.key), now) : 0, entry.blockedUntil);
+    }
+
+    /**
+     * Arms the domain's clocks and takes a slot, then reserves the shared clock. Undefined (nothing
+     * held) when the shared clock says not yet; the domain is then held until it allows. If the shared
+     * clock throws, the window is given back before the error goes on.
+     */
+    open(entry: DomainQueue, now: number): Ticket | undefined {
+        const policy = this.router.policyOf(entry.key);
+        const reservation = this.states.update(entry.key, (s) =>
+            s.dispatch(now, this.floor.ms, policy, this.options.random),
+        );
+        const ticket: Ticket = { entry, reservation, now };
+        let granted: boolean;
+        try {
+            granted = this.shared.reserve(entry, reservation, now);
+        } catch (error) {
+            this.rollback(ticket);
+            throw error;
+        }
+        if (granted) return ticket;
+        this.rollback(ticket);
+        return undefined;
+    }
+
+    /** Clears the request's other scopes and quotas; false (and rolled back) when they say not yet. */
+    admit(ticket: Ticket, request: Request): HeldSlot[] | undefined | false {
+        const admitted = this.quotas.admit(request, ticket.entry, ticket.now);
+        if (admitted === false) this.rollback(ticket);
+        return admitted;
+    }
+
+    /** Nothing went out: gives the window, the slot and any shared lease back. */
+    rollback(ticket: Ticket): void {
+        this.states.update(ticket.entry.key, (s) => s.cancelDispatch(ticket.reservation));
+        this.shared.settle(ticket.entry, this.clock.now());
+    }
+
+    /** The request goes out: remembers where it came from and what it holds. */
+    commit(ticket: Ticket, request: Request, source: IRequestManager, extras: HeldSlot[] | undefined): Request {
+        this.handouts.record(request, {
+            source,
+            domain: ticket.entry,
+            slot: ticket.reservation.slot,
+            errors: request.errorMessages?.length ?? 0,
+            extras,
+        });
+        return request;
+    }
+}

@@ -1,0 +1,105 @@
+import type { IRequestManager, Request } from '@crawlee/core';
+
+import type { DomainQueue } from '../queues/domain-queue';
+import type { DomainRegistry } from '../queues/domain-registry';
+import type { OriginGate } from '../robots/origin-gate';
+import type { Scheduler } from '../scheduling/scheduler';
+import type { Clock } from '../time/clock';
+import type { Dispatcher, Ticket } from './dispatcher';
+
+/** What serving the domain queues needs. */
+export interface DomainFetcherDeps {
+    clock: Clock;
+    registry: DomainRegistry;
+    scheduler: Scheduler;
+    dispatcher: Dispatcher;
+    gate: OriginGate;
+}
+
+/** What one attempt at a ready domain came to: a request, nothing, or an origin to check first. */
+type Attempt = { request: Request } | { check: DomainQueue; url: string } | 'next';
+
+/**
+ * Serves the domain queues: takes the next ready domain, reserves its window (before any await that
+ * another fetch could slip into), fetches its head request and hands it out, or gives everything it
+ * took back when the request cannot go yet. Never waits for a clock.
+ */
+export class DomainFetcher {
+    constructor(private readonly deps: DomainFetcherDeps) {}
+
+    async fetch(): Promise<Request | null> {
+        for (;;) {
+            const entry = this.deps.scheduler.takeReady(this.deps.clock.now());
+            if (!entry) return null;
+            const attempt = await this.attempt(entry);
+            if (attempt === 'next') continue;
+            if ('request' in attempt) return attempt.request;
+            // Started right before the next look at the ring, so the check holds its domain from then on.
+            this.deps.gate.checkIfDue(attempt.check, attempt.url, true);
+        }
+    }
+
+    private async attempt(entry: DomainQueue): Promise<Attempt> {
+        const { registry, scheduler, dispatcher, clock } = this.deps;
+        const queue = await registry.open(entry);
+        const now = clock.now();
+        // Another fetch may have filed and served the domain while its queue opened.
+        if (entry.queued <= 0 || entry.gated || dispatcher.readyAt(entry, now) > now) {
+            scheduler.touch(entry, now);
+            return 'next';
+        }
+        let ticket: Ticket | undefined;
+        try {
+            ticket = dispatcher.open(entry, now);
+        } finally {
+            // Held by another process's clock, or the shared clock failed: file the domain again.
+            if (!ticket) scheduler.touch(entry, now);
+        }
+        if (!ticket) return 'next';
+        entry.queued -= 1;
+        scheduler.touch(entry, now);
+        let request: Request | null;
+        try {
+            request = await queue.fetchNextRequest();
+        } catch (error) {
+            this.giveBack(ticket, 1);
+            throw error;
+        }
+        if (!request) {
+            // Our count was ahead of the queue (e.g. requests locked elsewhere): give the slot back.
+            this.giveBack(ticket, 0);
+            entry.queued = 0;
+            return 'next';
+        }
+        return this.handOutOrHold(ticket, request, queue);
+    }
+
+    /** Hands the request out, or puts it back at the head when its origin or other scopes say not yet. */
+    private async handOutOrHold(ticket: Ticket, request: Request, queue: IRequestManager): Promise<Attempt> {
+        const { dispatcher, gate, scheduler, clock } = this.deps;
+        const { entry, now } = ticket;
+        if (gate.isDue(entry, request.url, now, true)) {
+            // An origin not checked yet in this process (a domain restored from an earlier run, a new
+            // subdomain under a registrable-domain key) or checked too long ago: check it first.
+            this.giveBack(ticket, 1);
+            await queue.reclaimRequest(request, { forefront: true });
+            return { check: entry, url: request.url };
+        }
+        const admitted = dispatcher.admit(ticket, request);
+        if (admitted === false) {
+            // Another scope of this request (or its quota) says not yet: it waits at the head.
+            entry.queued += 1;
+            await queue.reclaimRequest(request, { forefront: true });
+            scheduler.touch(entry, clock.now());
+            return 'next';
+        }
+        return { request: dispatcher.commit(ticket, request, queue, admitted) };
+    }
+
+    /** Rolls a dispatch back and counts `requeue` requests as waiting again. */
+    private giveBack(ticket: Ticket, requeue: number): void {
+        this.deps.dispatcher.rollback(ticket);
+        ticket.entry.queued += requeue;
+        this.deps.scheduler.touch(ticket.entry, this.deps.clock.now());
+    }
+}

@@ -1,0 +1,66 @@
+import type { IRequestManager, Request } from '@crawlee/core';
+
+import type { DomainQueue } from '../queues/domain-queue';
+
+/** A slot a handed-out request holds in a scope other than its queue's (per-request scopes). */
+export interface HeldSlot {
+    scope: string;
+    slot: number;
+}
+
+/** Where a handed-out request came from, so its completion or reclaim goes back there. */
+export interface Handout {
+    source: IRequestManager;
+    domain?: DomainQueue;
+    /** The concurrency slot it holds in its domain. */
+    slot?: number;
+    /** Its error count when handed out: a new network error on return is a backoff trigger. */
+    errors?: number;
+    /** Further scopes it holds a slot in (per-request scopes). */
+    extras?: HeldSlot[];
+    /** Its slots were given back (a completion ran, even if the queue call then failed). */
+    released?: boolean;
+}
+
+/**
+ * Which queue handed out each live request, by identity (uniqueKeys may collide across queues),
+ * and which requests are being retried for free because their domain refused them.
+ */
+export class HandoutLedger {
+    // Live handouts; dropped once the request's completion or reclaim reached its queue.
+    private readonly handouts = new WeakMap<Request, Handout>();
+    // retryCount of a refused request before the crawler's error handler raised it.
+    private readonly throttledRetries = new WeakMap<Request, number>();
+
+    record(request: Request, handout: Handout): void {
+        this.handouts.set(request, handout);
+    }
+
+    get(request: Request): Handout | undefined {
+        return this.handouts.get(request);
+    }
+
+    /** Forgets a handout once its queue took the request back. */
+    settle(request: Request): void {
+        this.handouts.delete(request);
+    }
+
+    /** Marks a request refused by its domain: its reclaim restores `retryCount`. */
+    markThrottledRetry(request: Request): void {
+        this.throttledRetries.set(request, request.retryCount);
+    }
+
+    /** Restores the retry count of a throttled retry; returns whether the request was one. */
+    restoreRetryCount(request: Request): boolean {
+        const before = this.throttledRetries.get(request);
+        if (before === undefined) return false;
+        this.throttledRetries.delete(request);
+        request.retryCount = before;
+        return true;
+    }
+}
+
+/** Every scope a handed-out request holds: its queue's, then the others it cleared. */
+export function scopeKeysOf(handout: Handout | undefined): string[] {
+    return handout?.domain ? [handout.domain.key, ...(handout.extras ?? []).map((e) => e.scope)] : [];
+}

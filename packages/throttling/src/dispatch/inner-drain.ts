@@ -1,0 +1,118 @@
+import type { IRequestManager, Request, RequestOptions } from '@crawlee/core';
+
+import type { DomainIntake } from '../queues/domain-intake';
+import type { DomainQueue } from '../queues/domain-queue';
+import type { DomainRegistry } from '../queues/domain-registry';
+import type { ScopeRouter } from '../routing/scope-router';
+import type { Clock } from '../time/clock';
+import type { Dispatcher } from './dispatcher';
+import type { HandoutLedger } from './handout-ledger';
+
+/** How many held-back requests one fetch may move out of `inner` before giving the slot back. */
+const MAX_MOVES_PER_FETCH = 100;
+
+/** What serving `inner` needs. */
+export interface InnerDrainDeps {
+    clock: Clock;
+    router: ScopeRouter;
+    registry: DomainRegistry;
+    intake: DomainIntake;
+    dispatcher: Dispatcher;
+    handouts: HandoutLedger;
+    warnOnce(message: string): void;
+    error(message: string, data: Record<string, unknown>): void;
+}
+
+/**
+ * Serves `inner` (apify/crawlee#4039: requests outside the domain queues must not escape pacing).
+ * A request of a throttled domain is dispatched if its domain is ready, otherwise moved into the
+ * domain's queue: copy added first, then the original marked handled; if the add fails, the original
+ * goes back to the front of `inner`.
+ */
+export class InnerDrain {
+    // Requests moved out of `inner`: marked handled there, so not counted twice.
+    private moved = 0;
+
+    constructor(private readonly deps: InnerDrainDeps) {}
+
+    get movedCount(): number {
+        return this.moved;
+    }
+
+    resetCount(): void {
+        this.moved = 0;
+    }
+
+    async fetch(): Promise<Request | null> {
+        const inner = await this.deps.registry.getInner();
+        for (let moves = 0; moves < MAX_MOVES_PER_FETCH; moves++) {
+            const request = await inner.fetchNextRequest();
+            if (!request) return null;
+            let entry: DomainQueue | null | undefined;
+            try {
+                entry = await this.deps.intake.target(request, 'skip');
+            } catch (error) {
+                await inner.reclaimRequest(request, { forefront: true });
+                throw error;
+            }
+            if (!entry) {
+                if (entry === null) {
+                    const key = this.deps.router.domainKeyOf(request.url);
+                    this.deps.warnOnce(`maxThrottledDomains reached: requests of ${key} are served unthrottled.`);
+                }
+                this.deps.handouts.record(request, { source: inner });
+                return request;
+            }
+            const dispatched = await this.tryDispatch(entry, request, inner);
+            if (dispatched) return dispatched;
+            if (!(await this.move(entry, request, inner))) return null;
+        }
+        return null;
+    }
+
+    /** Hands the request out at once if its domain is ready now. */
+    private async tryDispatch(
+        entry: DomainQueue,
+        request: Request,
+        inner: IRequestManager,
+    ): Promise<Request | undefined> {
+        const { dispatcher, clock } = this.deps;
+        const now = clock.now();
+        if (entry.gated || dispatcher.readyAt(entry, now) > now) return undefined;
+        let ticket;
+        try {
+            ticket = dispatcher.open(entry, now);
+        } catch (error) {
+            await inner.reclaimRequest(request, { forefront: true });
+            throw error;
+        }
+        if (!ticket) return undefined;
+        const admitted = dispatcher.admit(ticket, request);
+        if (admitted === false) return undefined;
+        return dispatcher.commit(ticket, request, inner, admitted);
+    }
+
+    /** Moves a held-back request into its domain's queue; false when that failed (it stays in `inner`). */
+    private async move(entry: DomainQueue, request: Request, inner: IRequestManager): Promise<boolean> {
+        try {
+            const info = await entry.queue.addRequest(copyOf(request), { forefront: true });
+            if (!info.wasAlreadyPresent) this.deps.intake.noteAdded(entry, 1);
+        } catch (error) {
+            this.deps.error(`Could not move a held-back request of ${entry.key} into its queue; it stays in inner.`, {
+                url: request.url,
+                error: String(error),
+            });
+            await inner.reclaimRequest(request, { forefront: true });
+            return false;
+        }
+        await inner.markRequestHandled(request);
+        this.moved += 1;
+        return true;
+    }
+}
+
+/** A fresh request carrying everything of `request` but its queue identity (as storage would). */
+function copyOf(request: Request): RequestOptions {
+    const { id: _id, ...rest } = JSON.parse(JSON.stringify(request)) as RequestOptions;
+    return rest;
+}

@@ -1,0 +1,21 @@
+import type { IRequestManager } from '@crawlee/core';
+
+import type { ResolvedThrottlingOptions } from '../options/options';
+import type { PacingSignal } from '../pacing/pacing-signal';
+import type { NavigationContext } from '../response/response-interpreter';
+import type { DomainGate, DomainGateOptions } from '../robots/origin-gate';
+
+/**
+ * What the crawler integration needs of a throttler: the manager implements it, and the integration
+ * depends on nothing else, so the two do not import each other.
+ */
+export interface ThrottlerPort extends IRequestManager {
+    readonly options: ResolvedThrottlingOptions;
+    /** Records that responses reach the throttler. */
+    markIntegrated(): void;
+    handleResponse(context: NavigationContext, response: unknown): Promise<void>;
+    /** Calls `listener` whenever held-back work becomes ready; returns an unsubscribe. */
+    onWake(listener: () => void): () => void;
+    setDomainGate(gate: DomainGate | undefined, options?: DomainGateOptions): void;
+    recordPacingSignal(signal: PacingSignal): boolean;
+}

@@ -1,0 +1,104 @@
+import type { ResolvedThrottlingOptions } from '../options/options';
+import type { ResolvedPolicy } from '../options/policy';
+import { originOf } from '../routing/origin';
+import type { ScopeRouter } from '../routing/scope-router';
+import type { BackoffPolicy } from './domain-state';
+import type { DomainStateStore } from './domain-state-store';
+import type { PacingFloor } from './pacing-floor';
+import type { PacingSignal } from './pacing-signal';
+
+/** What the recorder tells its owner. */
+export interface PacingRecorderHost {
+    now(): number;
+    /** The clocks of `key` changed: reschedule its queue and publish them to a shared clock. */
+    changed(key: string): void;
+    /** A backoff escalated: it must survive a crash, so save now. */
+    escalated(): void;
+    warn(message: string): void;
+    warnOnce(message: string): void;
+}
+
+/**
+ * Turns pacing signals (refusals, robots.txt crawl delays, a floor for every domain) into the clocks
+ * of the scopes they concern.
+ */
+export class PacingRecorder {
+    // Crawl delay each origin's robots.txt declared, per key: a key spanning several origins
+    // (registrableDomain) is paced by the largest, and a re-read replaces its origin's value.
+    private readonly declaredCrawlDelays = new Map<string, Map<string, number>>();
+
+    constructor(
+        private readonly options: ResolvedThrottlingOptions,
+        private readonly router: ScopeRouter,
+        private readonly states: DomainStateStore,
+        private readonly floor: PacingFloor,
+        private readonly host: PacingRecorderHost,
+    ) {}
+
+    /** Applies a signal; returns whether its domain is paced here (false: ignored). */
+    record(signal: PacingSignal): boolean {
+        if (signal.reason === 'minIntervalEverywhere') {
+            this.floor.raise(signal.intervalMs);
+            return true;
+        }
+        const key = this.router.domainKeyOf(signal.url);
+        if (key === undefined || !this.router.isThrottled(key)) return false;
+        this.states.update(key, () => undefined);
+        if (signal.reason === 'rateLimited') {
+            this.recordRateLimit(key, signal.waitMs);
+        } else {
+            this.recordCrawlDelay(key, signal.url, signal.intervalMs);
+            this.host.changed(key);
+        }
+        return true;
+    }
+
+    /** Backs one scope off: exponential, or for as long as the server asked (`waitMs`). */
+    recordRateLimit(key: string, waitMs: number | undefined): void {
+        const now = this.host.now();
+        const policy = this.router.policyOf(key);
+        const outcome = this.states.update(key, (s) => s.recordRateLimit(now, waitMs, this.backoffPolicy(policy)));
+        if (outcome.escalated) this.host.escalated();
+        if (outcome.cappedFrom) {
+            const source =
+                outcome.cappedFrom.source === 'retry-after' ? 'the Retry-After header' : 'exponential backoff';
+            const cap = policy.scopeKey ? `backoffMaxDelaySecs of scope ${policy.scopeKey}` : 'maxDelaySecs';
+            this.host.warn(
+                `${key}: ${source} asked for ${Math.round(outcome.cappedFrom.requestedMs / 1000)} s; capped at ${cap} (${policy.backoffMaxDelayMs / 1000} s).`,
+            );
+        }
+        this.host.changed(key);
+    }
+
+    /** Forgets what robots.txt said for keys no longer crawled (bounded memory on broad crawls). */
+    forget(key: string): void {
+        this.declaredCrawlDelays.delete(key);
+    }
+
+    private recordCrawlDelay(key: string, url: string, intervalMs: number): void {
+        const policy = this.router.policyOf(key);
+        if (policy.ignoreRobotsCrawlDelay) return;
+        const byOrigin = this.declaredCrawlDelays.get(key) ?? new Map<string, number>();
+        this.declaredCrawlDelays.set(key, byOrigin);
+        byOrigin.set(originOf(url), Math.max(0, intervalMs));
+        const crawlDelayMs = Math.max(...byOrigin.values());
+        this.states.update(key, (s) => s.setCrawlDelay(crawlDelayMs));
+        if (crawlDelayMs > 0 && (policy.explicit.delay || policy.explicit.concurrency)) {
+            this.host.warnOnce(
+                `robots.txt of ${key} declares Crawl-delay: ${crawlDelayMs / 1000} s; the explicit settings of scope ${policy.scopeKey} win. Set ignoreRobotsCrawlDelay: true on that scope to silence this.`,
+            );
+        }
+    }
+
+    private backoffPolicy(policy: ResolvedPolicy): BackoffPolicy {
+        return {
+            baseDelayMs: policy.backoffMinDelayMs,
+            maxDelayMs: policy.backoffMaxDelayMs,
+            factor: policy.backoffFactor,
+            windowMs: policy.backoffWindowMs,
+            jitter: policy.jitter,
+            random: this.options.random,
+            rampup: policy.rampup,
+        };
+    }
+}

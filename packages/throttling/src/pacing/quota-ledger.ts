@@ -1,0 +1,119 @@
+import type { Request } from '@crawlee/core';
+
+import type { HeldSlot } from '../dispatch/handout-ledger';
+import type { ResolvedThrottlingOptions } from '../options/options';
+import type { DomainQueue } from '../queues/domain-queue';
+import { normalizeScope } from '../routing/request-scopes';
+import type { ScopeRouter } from '../routing/scope-router';
+import type { DomainStateStore } from './domain-state-store';
+import type { PacingFloor } from './pacing-floor';
+
+/** What a dispatched request spent in each quota, so a reported real cost can correct it. */
+interface Spend {
+    at: number;
+    costs: [scope: string, cost: number][];
+}
+
+/** A held-back head request's other scopes are busy: look again this soon for a freed slot. */
+const BUSY_SCOPE_RECHECK_MS = 50;
+
+/**
+ * Admits a fetched request past the scopes beyond its queue's (per-request scopes) and every quota,
+ * spends its cost, and corrects the spend when the real cost is reported.
+ */
+export class QuotaLedger {
+    // What each dispatched request spent per scope (kept past completion for reportCost()).
+    private readonly spends = new WeakMap<Request, Spend>();
+
+    constructor(
+        private readonly options: ResolvedThrottlingOptions,
+        private readonly router: ScopeRouter,
+        private readonly states: DomainStateStore,
+        private readonly floor: PacingFloor,
+    ) {}
+
+    /**
+     * Checks the request's other scopes and every quota against its cost. On success arms their
+     * clocks, takes their slots, spends the quotas and returns the extra slots held (undefined when
+     * the request has no scopes or quota to clear); otherwise holds the queue and returns false.
+     */
+    admit(request: Request, entry: DomainQueue, now: number): HeldSlot[] | undefined | false {
+        const primaryPolicy = this.router.policyOf(entry.key);
+        const declared = this.router.declaresScopes(request);
+        if (!declared && !primaryPolicy.quota) return undefined;
+        const { primaryCost, extras } = this.costsOf(request, entry, declared);
+        const blockedUntil = this.blockedUntil(entry, primaryCost, extras, now);
+        if (blockedUntil > now) {
+            entry.blockedUntil = blockedUntil;
+            return false;
+        }
+        const held: HeldSlot[] = [];
+        const costs: [string, number][] = [[entry.key, primaryCost]];
+        this.states.update(entry.key, (s) => s.spend(now, primaryCost, primaryPolicy.quota));
+        for (const [scope, cost] of extras) {
+            const policy = this.router.policyOf(scope);
+            const reservation = this.states.update(scope, (s) => {
+                s.spend(now, cost, policy.quota);
+                return s.dispatch(now, this.floor.ms, policy, this.options.random);
+            });
+            held.push({ scope, slot: reservation.slot });
+            costs.push([scope, cost]);
+        }
+        this.spends.set(request, { at: now, costs });
+        return held;
+    }
+
+    /**
+     * Corrects the quota spend of a request once its real cost is known: `cost` replaces the estimate
+     * in `scope` (default: every scope the request spent in). Returns whether anything changed.
+     */
+    reportCost(request: Request, cost: number, scope?: string): boolean {
+        const spend = this.spends.get(request);
+        if (!spend) return false;
+        const target = scope === undefined ? undefined : normalizeScope(scope, this.options.throttleBy);
+        for (const pair of spend.costs) {
+            if (target !== undefined && pair[0] !== target) continue;
+            const delta = cost - pair[1];
+            pair[1] = cost;
+            const policy = this.router.policyOf(pair[0]);
+            this.states.update(pair[0], (s) => s.adjustSpend(spend.at, delta, policy.quota));
+        }
+        return true;
+    }
+
+    /** The request's cost in its queue's scope, and the other scopes it must clear with their costs. */
+    private costsOf(request: Request, entry: DomainQueue, declared: boolean) {
+        const scopes = declared ? this.router.scopesOf(request) : undefined;
+        const primaryCost = scopes && scopes.primary === entry.key ? scopes.primaryCost : 1;
+        let extras: [string, number][] = [];
+        if (scopes) {
+            extras =
+                scopes.primary === entry.key
+                    ? scopes.extras
+                    : [[scopes.primary, scopes.primaryCost] as [string, number], ...scopes.extras];
+        }
+        return { primaryCost, extras: extras.filter(([scope]) => scope !== entry.key) };
+    }
+
+    /** Until when the queue's quota or another scope holds the request (≤ now: it may go). */
+    private blockedUntil(entry: DomainQueue, primaryCost: number, extras: [string, number][], now: number): number {
+        let blockedUntil = 0;
+        const primaryPolicy = this.router.policyOf(entry.key);
+        const primary = this.states.read(entry.key);
+        if (primary && primaryPolicy.quota && !primary.quotaAllows(now, primaryCost, primaryPolicy.quota)) {
+            blockedUntil = primary.nextQuotaWindow(now, primaryPolicy.quota);
+        }
+        for (const [scope, cost] of extras) {
+            const policy = this.router.policyOf(scope);
+            const state = this.states.update(scope, (s) => s);
+            let at = state.readyAt(policy, now);
+            if (policy.quota && !state.quotaAllows(now, cost, policy.quota)) {
+                at = Math.max(at, state.nextQuotaWindow(now, policy.quota));
+            }
+            // A scope whose slots are all busy frees one on a completion; look again shortly.
+            if (at === Number.POSITIVE_INFINITY) at = now + BUSY_SCOPE_RECHECK_MS;
+            if (at > now) blockedUntil = Math.max(blockedUntil, at);
+        }
+        return blockedUntil;
+    }
+}

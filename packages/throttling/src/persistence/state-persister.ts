@@ -1,0 +1,181 @@
+import type { Configuration } from '@crawlee/core';
+import { Configuration as CrawleeConfiguration, KeyValueStore } from '@crawlee/core';
+
+import type { ResolvedThrottlingOptions } from '../options/options';
+import type { DomainStateStore } from '../pacing/domain-state-store';
+import type { PacingFloor } from '../pacing/pacing-floor';
+import type { DomainQueue } from '../queues/domain-queue';
+import type { DomainRegistry } from '../queues/domain-registry';
+import { dropQueue } from '../queues/domain-registry';
+import { listStoredQueueNames } from '../queues/stored-queues';
+import type { Clock } from '../time/clock';
+import type { PersistedThrottlingState } from './persisted-state';
+import { parsePersistedState, PERSISTED_STATE_VERSION } from './persisted-state';
+
+/** What the persister needs besides the stores. */
+export interface StatePersisterDeps {
+    options: ResolvedThrottlingOptions;
+    config?: Configuration;
+    clock: Clock;
+    states: DomainStateStore;
+    floor: PacingFloor;
+    registry: DomainRegistry;
+    /** Configured domains: their queues are reopened too. */
+    listedDomains: Iterable<string>;
+    /** A domain's queue was reopened with work: schedule it. */
+    restored(entry: DomainQueue): void;
+    warn(message: string): void;
+}
+
+/**
+ * Saves discovered domains and every scope's clocks under `persistStateKey`, and on resume reopens
+ * every known queue and restores the clocks; on a purging start drops this manager's old queues.
+ */
+export class StatePersister {
+    // A write in progress, and the one queued behind it (coalesces bursts of saves).
+    private saving?: Promise<void>;
+    private saveQueued?: Promise<void>;
+    // Removes the `persistState` listener when the crawl ends, so the manager can be collected.
+    private unsubscribe?: () => void;
+
+    constructor(private readonly deps: StatePersisterDeps) {}
+
+    /** First use: purges earlier runs' queues or restores them, and saves on Crawlee's `persistState`. */
+    async start(): Promise<void> {
+        const config = this.configuration();
+        if (config.get('purgeOnStart')) await this.purgeStoredQueues();
+        else await this.restore();
+        this.listen();
+    }
+
+    /** Saves on Crawlee's `persistState` events (again, after {@link stop}, when a crawl runs again). */
+    listen(): void {
+        if (this.unsubscribe) return;
+        const events = this.configuration().getEventManager();
+        this.makeRoomForQueues(events);
+        const listener = () => this.saveSoon();
+        // Crawlee's EventType is a const enum, which isolated modules cannot read: use its value.
+        events.on('persistState' as never, listener);
+        this.unsubscribe = () => events.off('persistState' as never, listener);
+    }
+
+    /** Whether the storage keeps anything across a crash (memory-only storage loses everything anyway). */
+    storagePersists(): boolean {
+        return this.configuration().get('persistStorage') !== false;
+    }
+
+    /**
+     * Saves now. Calls made while a write runs share the next write, so a batch that discovers many
+     * domains costs two writes.
+     */
+    save(): Promise<void> {
+        if (this.saveQueued) return this.saveQueued;
+        if (this.saving) {
+            this.saveQueued = this.saving
+                .catch(() => undefined)
+                .then(() => {
+                    this.saveQueued = undefined;
+                    return this.save();
+                });
+            return this.saveQueued;
+        }
+        this.saving = this.write().finally(() => {
+            this.saving = undefined;
+        });
+        return this.saving;
+    }
+
+    /** Saves in the background; a failure is logged, never thrown. */
+    saveSoon(): void {
+        void this.save().catch((error) => this.deps.warn(`Saving throttling state failed: ${String(error)}`));
+    }
+
+    /** Stops listening to Crawlee's `persistState` (the crawl ended). */
+    stop(): void {
+        this.unsubscribe?.();
+        this.unsubscribe = undefined;
+    }
+
+    private configuration(): Configuration {
+        return this.deps.config ?? CrawleeConfiguration.getGlobalConfig();
+    }
+
+    private makeRoomForQueues(events: ReturnType<Configuration['getEventManager']>): void {
+        // Every domain queue listens to the crawler's events; without room for them, Node warns of a
+        // leak once a crawl passes 50 domains.
+        const emitter = (
+            events as unknown as { events?: { setMaxListeners?(n: number): unknown; getMaxListeners?(): number } }
+        ).events;
+        const { maxThrottledDomains } = this.deps.options;
+        const wanted = 2 * Math.max(maxThrottledDomains, this.deps.registry.size) + 1000;
+        if (emitter?.setMaxListeners && (emitter.getMaxListeners?.() ?? 0) < wanted) emitter.setMaxListeners(wanted);
+    }
+
+    private async write(): Promise<void> {
+        const { states, clock, floor, registry, options, config } = this.deps;
+        const saved: PersistedThrottlingState['states'] = {};
+        for (const state of states.list()) saved[state.domain] = state.toJSON();
+        const record: PersistedThrottlingState = {
+            version: PERSISTED_STATE_VERSION,
+            savedAt: clock.now(),
+            floorMs: floor.raisedMs,
+            domains: [...registry.keys()],
+            states: saved,
+        };
+        const store = await KeyValueStore.open(null, { config });
+        await store.setValue(options.persistStateKey, record);
+    }
+
+    /** Drops this manager's `throttled-*` queues left by earlier runs (Crawlee purges only default storages). */
+    private async purgeStoredQueues(): Promise<void> {
+        const { registry, config } = this.deps;
+        const names = [...(await listStoredQueueNames(config))].filter((name) => registry.namespace.owns(name));
+        await Promise.all(names.map(async (name) => dropQueue(await registry.openByName(name))));
+    }
+
+    /** Reopens every known domain's queue and restores the clocks saved by an earlier run. */
+    private async restore(): Promise<void> {
+        const { registry, states, config } = this.deps;
+        const parsed = await this.readRecord();
+        if (parsed?.ok) {
+            this.deps.floor.raise(parsed.floorMs);
+            for (const saved of parsed.states)
+                states.update(saved.domain, (state) => Object.assign(state, saved.toJSON()));
+        }
+        const domains = new Set(parsed?.domains ?? []);
+        for (const name of await listStoredQueueNames(config)) {
+            const domain = registry.namespace.domainOf(name);
+            if (domain !== undefined) domains.add(domain);
+        }
+        for (const key of this.deps.listedDomains) domains.add(key);
+        // Every queue of ours is served, even of a domain no longer listed: no request is stranded.
+        await Promise.all([...domains].map((key) => this.reopen(key)));
+    }
+
+    private async readRecord(): Promise<ReturnType<typeof parsePersistedState>> {
+        const { options, config } = this.deps;
+        const store = await KeyValueStore.open(null, { config });
+        let parsed: ReturnType<typeof parsePersistedState>;
+        try {
+            parsed = parsePersistedState(await store.getValue(options.persistStateKey));
+        } catch (error) {
+            parsed = { ok: false, reason: `it could not be read (${String(error)})`, domains: [] };
+        }
+        if (parsed && !parsed.ok) {
+            this.deps.warn(
+                `The throttling state saved under ${options.persistStateKey} is unusable: ${parsed.reason}. Clocks start fresh; known queues are still reopened.`,
+            );
+        }
+        return parsed;
+    }
+
+    private async reopen(key: string): Promise<void> {
+        const { registry, states } = this.deps;
+        const entry = registry.register(key);
+        states.update(key, () => undefined);
+        const queue = await registry.open(entry);
+        // Without queue metadata on disk the pending count includes handled requests: ask the queue.
+        if (!(await queue.isEmpty())) entry.queued += Math.max(1, queue.getPendingCount());
+        this.deps.restored(entry);
+    }
+}

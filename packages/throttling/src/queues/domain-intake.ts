@@ -1,0 +1,176 @@
+import type {
+    AddRequestsBatchedOptions,
+    AddRequestsBatchedResult,
+    RequestQueueOperationOptions,
+    RequestsLike,
+    Source,
+} from '@crawlee/core';
+import type { ProcessedRequest } from '@crawlee/types';
+
+import { ThrottledDomainLimitError } from '../errors';
+import type { ResolvedThrottlingOptions } from '../options/options';
+import type { DomainStateStore } from '../pacing/domain-state-store';
+import type { StatePersister } from '../persistence/state-persister';
+import type { OriginGate } from '../robots/origin-gate';
+import type { ScopedSource, ScopeRouter } from '../routing/scope-router';
+import type { Scheduler } from '../scheduling/scheduler';
+import type { Clock } from '../time/clock';
+import type { DomainQueue } from './domain-queue';
+import type { DomainRegistry } from './domain-registry';
+
+/** What the intake works with. */
+export interface DomainIntakeDeps {
+    options: ResolvedThrottlingOptions;
+    clock: Clock;
+    router: ScopeRouter;
+    registry: DomainRegistry;
+    states: DomainStateStore;
+    gate: OriginGate;
+    persister: StatePersister;
+    scheduler: Scheduler;
+}
+
+/**
+ * Files new requests: each goes to its domain's queue (a new domain is registered, saved before its
+ * first request lands, and its origin checked) or to `inner`, and the scheduler learns of the work.
+ */
+export class DomainIntake {
+    constructor(private readonly deps: DomainIntakeDeps) {}
+
+    /**
+     * The domain queue a request belongs to, opened; undefined for `inner`. When a new domain would
+     * exceed `maxThrottledDomains`: throws (`'throw'`) or returns null (`'skip'`).
+     */
+    async target(
+        source: ScopedSource,
+        onLimit: 'throw' | 'skip',
+        awaitSaved = true,
+    ): Promise<DomainQueue | undefined | null> {
+        const { registry, states, options, persister, gate } = this.deps;
+        const resolution = onLimit === 'throw' ? registry.resolveOrThrow(source) : registry.resolve(source);
+        if (resolution.kind === 'inner') return undefined;
+        if (resolution.kind === 'overLimit') return null;
+        const { entry } = resolution;
+        if (resolution.created) {
+            states.update(entry.key, () => undefined);
+            // Saved before its first request lands, so a crash in between cannot strand the queue.
+            // Storage that does not persist loses everything in a crash anyway.
+            if (options.domains === 'all' && persister.storagePersists()) entry.saved = persister.save();
+        }
+        gate.checkIfDue(entry, source.url);
+        await registry.open(entry);
+        if (awaitSaved && entry.saved) await entry.saved;
+        return entry;
+    }
+
+    /** Counts new work in a domain queue and makes sure the domain is scheduled. */
+    noteAdded(entry: DomainQueue, count: number): void {
+        if (count <= 0) return;
+        entry.queued += count;
+        this.deps.scheduler.touch(entry, this.deps.clock.now());
+    }
+
+    async add(requestLike: Source, options?: RequestQueueOperationOptions) {
+        const url = typeof requestLike === 'string' ? requestLike : requestLike.url;
+        const routable = url !== undefined && !hasRequestsFromUrl(requestLike);
+        const target = routable ? await this.target(requestLike as ScopedSource, 'throw') : undefined;
+        if (!target) return (await this.deps.registry.getInner()).addRequest(requestLike, options);
+        const info = await target.queue.addRequest(requestLike, options);
+        if (!info.wasAlreadyPresent) this.noteAdded(target, 1);
+        return info;
+    }
+
+    async addBatched(
+        requests: RequestsLike,
+        options: AddRequestsBatchedOptions = {},
+    ): Promise<AddRequestsBatchedResult> {
+        const items: (Source & { url?: string })[] = [];
+        for await (const item of requests as AsyncIterable<Source | string>) {
+            items.push(typeof item === 'string' ? { url: item } : item);
+        }
+        const { maxNewRequests, ...passThrough } = options;
+        const batch = new Batch(maxNewRequests, passThrough.waitForAllRequestsToBeAdded ?? false);
+        let cursor = 0;
+        while (cursor < items.length && batch.budget > 0) {
+            // With a budget, send no more than it could admit, so requestsOverLimit is exact.
+            const end = maxNewRequests === undefined ? items.length : cursor + batch.budget;
+            const chunk = items.slice(cursor, end);
+            cursor += chunk.length;
+            const groups = await this.groupByTarget(chunk, batch);
+            for (const [target, group] of groups) await this.addGroup(target, group, passThrough, batch);
+        }
+        if (batch.overflow.length) {
+            throw new ThrottledDomainLimitError(this.deps.options.maxThrottledDomains, [...new Set(batch.overflow)]);
+        }
+        const requestsOverLimit = maxNewRequests === undefined ? undefined : items.slice(cursor);
+        return {
+            addedRequests: batch.added,
+            waitForAllRequestsToBeAdded: Promise.all(batch.later).then((lists) => lists.flat()),
+            ...(requestsOverLimit ? { requestsOverLimit } : {}),
+        } as AddRequestsBatchedResult;
+    }
+
+    /** Splits a chunk by destination queue (undefined: `inner`); requests over the domain limit are noted. */
+    private async groupByTarget(chunk: (Source & { url?: string })[], batch: Batch) {
+        const groups = new Map<DomainQueue | undefined, Source[]>();
+        for (const item of chunk) {
+            let target: DomainQueue | undefined;
+            if (item.url !== undefined && !hasRequestsFromUrl(item)) {
+                const routed = await this.target(item as ScopedSource, 'skip', false);
+                if (routed === null) {
+                    batch.overflow.push(this.deps.router.routeOf(item as ScopedSource) ?? item.url);
+                    continue;
+                }
+                target = routed;
+            }
+            const group = groups.get(target) ?? [];
+            group.push(item);
+            groups.set(target, group);
+        }
+        return groups;
+    }
+
+    private async addGroup(
+        target: DomainQueue | undefined,
+        group: Source[],
+        passThrough: Omit<AddRequestsBatchedOptions, 'maxNewRequests'>,
+        batch: Batch,
+    ): Promise<void> {
+        if (target?.saved) await target.saved;
+        const queue = target ? target.queue : await this.deps.registry.getInner();
+        const waitForAll = batch.waitForAll;
+        const result = await queue.addRequestsBatched(group, {
+            ...passThrough,
+            waitForAllRequestsToBeAdded: waitForAll,
+        });
+        const fresh = result.addedRequests.filter((r) => !r.wasAlreadyPresent).length;
+        if (target) this.noteAdded(target, fresh);
+        batch.added.push(...result.addedRequests);
+        batch.budget -= fresh;
+        if (waitForAll) return;
+        batch.later.push(
+            result.waitForAllRequestsToBeAdded.then((rest) => {
+                if (target) this.noteAdded(target, rest.filter((r) => !r.wasAlreadyPresent).length);
+                return rest;
+            }),
+        );
+    }
+}
+
+/** The running totals of one `addRequestsBatched` call. */
+class Batch {
+    readonly added: ProcessedRequest[] = [];
+    readonly later: Promise<ProcessedRequest[]>[] = [];
+    readonly overflow: string[] = [];
+    budget: number;
+    readonly waitForAll: boolean;
+
+    constructor(maxNewRequests: number | undefined, waitForAllRequested: boolean) {
+        this.budget = maxNewRequests ?? Infinity;
+        this.waitForAll = waitForAllRequested || maxNewRequests !== undefined;
+    }
+}
+
+function hasRequestsFromUrl(source: Source | string): boolean {
+    return typeof source === 'object' && source !== null && 'requestsFromUrl' in source;
+}

@@ -1,0 +1,171 @@
+import type { Configuration, IRequestManager } from '@crawlee/core';
+import { RequestQueue } from '@crawlee/core';
+
+import { ThrottledDomainLimitError } from '../errors';
+import type { ResolvedThrottlingOptions } from '../options/options';
+import type { ScopedSource, ScopeRouter } from '../routing/scope-router';
+import { DomainQueue } from './domain-queue';
+import { DomainRequestQueue, shrinkDedupCache } from './domain-request-queue';
+import { QueueNamespace } from './queue-namespace';
+
+/** Where a request belongs: `inner`, a domain queue (just created or known), or nowhere (over the limit). */
+export type Resolution =
+    { kind: 'inner' } | { kind: 'domain'; entry: DomainQueue; created: boolean } | { kind: 'overLimit'; key: string };
+
+/** Settings a crawler writes onto its request manager; forwarded to every queue underneath. */
+export type ForwardedSetting = 'internalTimeoutMillis' | 'requestLockSecs';
+
+/**
+ * The queues underneath the manager: one `throttled-<domain>` queue per throttling key (opened on
+ * first use, named within this manager's namespace, at most `maxThrottledDomains` under `'all'`),
+ * and `inner` for everything else.
+ */
+export class DomainRegistry {
+    // Queue bookkeeping per throttling key, in discovery order.
+    private readonly entries = new Map<string, DomainQueue>();
+    // Names this manager's queues apart from other managers' on the same storage.
+    readonly namespace: QueueNamespace;
+    // The inner manager once opened, and the promise of opening it.
+    private inner?: IRequestManager;
+    private innerOpening?: Promise<IRequestManager>;
+    // Values the crawler wrote, forwarded onto queues opened later too.
+    private readonly forwarded: Partial<Record<ForwardedSetting, number>> = {};
+
+    constructor(
+        private readonly options: ResolvedThrottlingOptions,
+        private readonly router: ScopeRouter,
+        private readonly config?: Configuration,
+    ) {
+        this.namespace = new QueueNamespace(options.persistStateKey);
+    }
+
+    /** Where a request-like belongs; a new domain queue is registered (not opened) on the way. */
+    resolve(source: ScopedSource): Resolution {
+        const key = this.router.routeOf(source);
+        if (key === undefined) return { kind: 'inner' };
+        const known = this.entries.get(key);
+        if (known) return { kind: 'domain', entry: known, created: false };
+        if (this.options.domains === 'all' && this.entries.size >= this.options.maxThrottledDomains) {
+            return { kind: 'overLimit', key };
+        }
+        return { kind: 'domain', entry: this.register(key), created: true };
+    }
+
+    /** Like {@link resolve}, but a domain over the limit throws `ThrottledDomainLimitError`. */
+    resolveOrThrow(source: ScopedSource): Exclude<Resolution, { kind: 'overLimit' }> {
+        const resolution = this.resolve(source);
+        if (resolution.kind === 'overLimit') {
+            throw new ThrottledDomainLimitError(this.options.maxThrottledDomains, [resolution.key]);
+        }
+        return resolution;
+    }
+
+    /** The entry of a key, registering it if new (restored domains are not subject to the limit). */
+    register(key: string): DomainQueue {
+        let entry = this.entries.get(key);
+        if (!entry) {
+            entry = new DomainQueue(key, this.namespace.nameOf(key));
+            this.entries.set(key, entry);
+        }
+        return entry;
+    }
+
+    get(key: string): DomainQueue | undefined {
+        return this.entries.get(key);
+    }
+
+    get size(): number {
+        return this.entries.size;
+    }
+
+    keys(): IterableIterator<string> {
+        return this.entries.keys();
+    }
+
+    all(): IterableIterator<DomainQueue> {
+        return this.entries.values();
+    }
+
+    /** Opens a domain's queue once, however many callers ask at the same time. */
+    open(entry: DomainQueue): Promise<IRequestManager> {
+        if (entry.opened) return Promise.resolve(entry.opened);
+        entry.opening ??= (async () => {
+            const queue = await this.openByName(entry.queueName);
+            shrinkDedupCache(queue);
+            this.forwardTo(queue);
+            entry.opened = queue;
+            return queue;
+        })();
+        return entry.opening;
+    }
+
+    /** Opens a stored queue of this manager by name (to drop or read it). */
+    openByName(name: string): Promise<IRequestManager> {
+        const opener = this.options.requestManagerOpener ?? ((n, opts) => DomainRequestQueue.open(n, opts));
+        return opener(name, { config: this.config });
+    }
+
+    /** The manager holding requests of unthrottled domains, opened on first use. */
+    getInner(): Promise<IRequestManager> {
+        if (this.inner) return Promise.resolve(this.inner);
+        this.innerOpening ??= (async () => {
+            const { inner } = this.options;
+            let opened: IRequestManager;
+            if (inner === undefined) opened = await RequestQueue.open(null, { config: this.config });
+            else opened = typeof inner === 'function' ? await inner() : inner;
+            this.forwardTo(opened);
+            this.inner = opened;
+            return opened;
+        })();
+        return this.innerOpening;
+    }
+
+    /** `inner` if it was opened already. */
+    get openedInner(): IRequestManager | undefined {
+        return this.inner;
+    }
+
+    /** Every domain queue opened or being opened. */
+    openQueues(): Promise<IRequestManager>[] {
+        return [...this.entries.values()].filter((e) => e.opened || e.opening).map((e) => this.open(e));
+    }
+
+    getForwarded(setting: ForwardedSetting): number | undefined {
+        return this.forwarded[setting];
+    }
+
+    /** Records a crawler setting and writes it onto every queue underneath, now and later. */
+    forward(setting: ForwardedSetting, value: number | undefined): void {
+        this.forwarded[setting] = value;
+        if (this.inner) forwardOne(this.inner, setting, value);
+        for (const entry of this.entries.values()) if (entry.opened) forwardOne(entry.opened, setting, value);
+    }
+
+    /** Drops every domain queue and forgets them. */
+    async dropDomainQueues(): Promise<void> {
+        await Promise.all(this.openQueues().map(async (q) => dropQueue(await q)));
+        this.entries.clear();
+    }
+
+    /** Drops `inner` too. */
+    async dropInner(): Promise<void> {
+        await dropQueue(await this.getInner());
+        this.inner = undefined;
+        this.innerOpening = undefined;
+    }
+
+    private forwardTo(queue: IRequestManager): void {
+        for (const setting of ['internalTimeoutMillis', 'requestLockSecs'] as const) {
+            forwardOne(queue, setting, this.forwarded[setting]);
+        }
+    }
+}
+
+function forwardOne(queue: IRequestManager, key: ForwardedSetting, value: number | undefined): void {
+    if (value !== undefined) (queue as unknown as Record<string, unknown>)[key] = value;
+}
+
+export async function dropQueue(queue: IRequestManager): Promise<void> {
+    const droppable = queue as IRequestManager & { drop?: () => Promise<void> };
+    if (typeof droppable.drop === 'function') await droppable.drop();
+}

@@ -1,0 +1,98 @@
+import type { StalledDomain } from '../errors';
+import type { DomainStateStore } from '../pacing/domain-state-store';
+import type { DomainQueue } from '../queues/domain-queue';
+import type { DomainRegistry } from '../queues/domain-registry';
+import type { Scheduler } from '../scheduling/scheduler';
+import type { Clock } from '../time/clock';
+import type { Readiness } from './readiness';
+
+/** What the probe reads. */
+export interface ReadinessProbeDeps {
+    clock: Clock;
+    registry: DomainRegistry;
+    scheduler: Scheduler;
+    states: DomainStateStore;
+    maxDomainStallMs: number;
+    /** When a domain's queue may hand out next (Infinity while its slots are busy). */
+    readyAt(entry: DomainQueue, now: number): number;
+}
+
+/**
+ * Tells where the crawl stands without blocking: ready > stalled > waiting > finished. Runs on every
+ * idle poll of the pool, so it asks a domain queue (a storage call; an API call on the Apify
+ * platform) only before calling that domain stalled or the crawl finished.
+ */
+export class ReadinessProbe {
+    constructor(private readonly deps: ReadinessProbeDeps) {}
+
+    async check(): Promise<Readiness> {
+        const { registry, scheduler, clock } = this.deps;
+        const inner = await registry.getInner();
+        const now = clock.now();
+        if (scheduler.firstReady(now)) return { kind: 'ready' };
+        if (!(await inner.isEmpty())) return { kind: 'ready' };
+
+        // Domains we count work for are unfinished without asking their queues.
+        const counted = [...registry.all()].filter((e) => e.opened && (e.queued > 0 || this.inFlight(e) > 0));
+        const stalled = await this.stalledAmong(counted, now);
+        if (scheduler.firstReady(now)) return { kind: 'ready' };
+        if (stalled.length > 0) return { kind: 'stalled', domains: stalled };
+
+        let { readyAt, inFlight } = this.waitingSummary(counted, now);
+        if (readyAt === null && inFlight === 0) {
+            const found = await this.uncountedWork(now);
+            if (scheduler.firstReady(now)) return { kind: 'ready' };
+            ({ readyAt, inFlight } = this.waitingSummary(found, now));
+        }
+        const innerFinished = await inner.isFinished();
+        if (readyAt !== null || inFlight > 0 || !innerFinished) return { kind: 'waiting', readyAt, inFlight };
+        return { kind: 'finished' };
+    }
+
+    /** Requests of a domain in flight, as its pacing state counts them (one count per scope). */
+    inFlight(entry: DomainQueue): number {
+        return this.deps.states.read(entry.key)?.inFlight ?? 0;
+    }
+
+    /** Domains refusing without a break for longer than the window; asked first whether work is real. */
+    private async stalledAmong(counted: DomainQueue[], now: number): Promise<StalledDomain[]> {
+        const stalled: StalledDomain[] = [];
+        for (const entry of counted) {
+            const stalledForMs = entry.queued > 0 ? (this.deps.states.read(entry.key)?.stalledForMs(now) ?? 0) : 0;
+            if (stalledForMs <= this.deps.maxDomainStallMs) continue;
+            // Ending the crawl is for real work only: our count may be ahead of the queue.
+            if (await entry.opened!.isFinished()) entry.queued = 0;
+            else stalled.push({ domain: entry.key, stalledForMs, queued: entry.queued });
+        }
+        return stalled;
+    }
+
+    /**
+     * Before calling the crawl finished, asks the quiet queues whether they hold work we did not count
+     * (locked by a dead process, or added behind our back), and schedules what they hold.
+     */
+    private async uncountedWork(now: number): Promise<DomainQueue[]> {
+        const quiet = [...this.deps.registry.all()].filter((e) => e.opened && e.queued === 0 && this.inFlight(e) === 0);
+        const verdicts = await Promise.all(quiet.map(async (e) => ({ e, finished: await e.opened!.isFinished() })));
+        const found = verdicts.filter((v) => !v.finished).map((v) => v.e);
+        for (const entry of found) {
+            // Probe it again once its clocks allow.
+            entry.queued = Math.max(1, entry.opened!.getPendingCount());
+            this.deps.scheduler.touch(entry, now);
+        }
+        return found;
+    }
+
+    /** The earliest time one of `entries` with queued work becomes ready, and their requests in flight. */
+    private waitingSummary(entries: DomainQueue[], now: number): { readyAt: number | null; inFlight: number } {
+        let readyAt: number | null = null;
+        let inFlight = 0;
+        for (const entry of entries) {
+            inFlight += this.inFlight(entry);
+            if (entry.queued <= 0) continue;
+            const at = this.deps.readyAt(entry, now);
+            if (readyAt === null || at < readyAt) readyAt = at;
+        }
+        return { readyAt, inFlight };
+    }
+}

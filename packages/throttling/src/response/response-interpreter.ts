@@ -1,0 +1,151 @@
+import type { Request, Session } from '@crawlee/core';
+
+import type { Handout, HandoutLedger } from '../dispatch/handout-ledger';
+import { scopeKeysOf } from '../dispatch/handout-ledger';
+import { RequestThrottledError, ThrottledRetriesExhaustedError } from '../errors';
+import type { ResolvedThrottlingOptions } from '../options/options';
+import type { DomainStateStore } from '../pacing/domain-state-store';
+import type { PacingFloor } from '../pacing/pacing-floor';
+import type { PacingRecorder } from '../pacing/pacing-recorder';
+import type { ScopeRouter } from '../routing/scope-router';
+import type { SharedClockSync } from '../shared-clock/shared-clock-sync';
+import type { Clock } from '../time/clock';
+import { parseRateLimitHeaders } from './rate-limit-headers';
+import type { ResponseInfo } from './response-info';
+import { readResponse } from './response-info';
+
+/** The crawling context fields a response check needs. */
+export interface NavigationContext {
+    request: Request;
+    session?: Session;
+    response?: unknown;
+}
+
+/** Where the free-retry count of a request lives, so it survives reclaims and restarts. */
+const FREE_RETRIES_KEY = '__throttledRetries';
+
+/** The collaborators a response reaches. */
+export interface ResponseInterpreterDeps {
+    options: ResolvedThrottlingOptions;
+    clock: Clock;
+    router: ScopeRouter;
+    states: DomainStateStore;
+    floor: PacingFloor;
+    handouts: HandoutLedger;
+    shared: SharedClockSync;
+    recorder: PacingRecorder;
+    warnOnce(message: string): void;
+}
+
+/**
+ * Reads one response of a handed-out request into the clocks of its scopes: an answer re-arms the
+ * interval of one-at-a-time scopes and breaks a run of refusals; announced limits pace the domain;
+ * a refusal backs the scopes off and is retried for free (until `maxFreeRetries`).
+ */
+export class ResponseInterpreter {
+    constructor(private readonly deps: ResponseInterpreterDeps) {}
+
+    /** Throws `RequestThrottledError` (or `ThrottledRetriesExhaustedError`) on a refusal. */
+    handle(context: NavigationContext, response: unknown): void {
+        const info = readResponse(response);
+        if (!info) return;
+        const { router } = this.deps;
+        const { request } = context;
+        const key = router.domainKeyOf(request.url);
+        const now = this.deps.clock.now();
+        const handout = this.deps.handouts.get(request);
+        const scopeKeys = handout?.domain ? scopeKeysOf(handout) : key === undefined ? [] : [key];
+        const triggers = this.isRefusal(info.statusCode, scopeKeys);
+        this.noteAnswer(scopeKeys, handout, triggers, now);
+        const limits = parseRateLimitHeaders(info.headers, now);
+        if (!triggers) {
+            if (key !== undefined && limits && router.isThrottled(key)) {
+                const maxDelayMs = router.policyOf(key).backoffMaxDelayMs;
+                this.deps.states.update(key, (s) => s.announce(now, limits.remaining, limits.resetMs, maxDelayMs));
+            }
+            return;
+        }
+        if (!this.recordRefusal(request, handout, info.statusCode, limits?.waitMs)) {
+            this.warnUnthrottled429(info, key ?? request.url);
+            return;
+        }
+        this.retryForFree(context, response, info.statusCode, limits?.waitMs);
+    }
+
+    private isRefusal(statusCode: number, scopeKeys: string[]): boolean {
+        const { router, options } = this.deps;
+        if (scopeKeys.length === 0) return options.defaultPolicy.backoffStatusCodes.has(statusCode);
+        return scopeKeys.some((k) => router.policyOf(k).backoffStatusCodes.has(statusCode));
+    }
+
+    /** The server answered: re-arm one-at-a-time intervals, break refusal runs, end a shared lease. */
+    private noteAnswer(scopeKeys: string[], handout: Handout | undefined, refused: boolean, now: number): void {
+        const { router, states, floor, shared } = this.deps;
+        for (const k of scopeKeys) {
+            if (!router.isThrottled(k) && !handout) continue;
+            states.update(k, (s) => {
+                s.armAfterResponse(now, floor.ms, router.policyOf(k));
+                // A run of refusals is broken, whatever the request handler makes of the answer.
+                if (!refused) s.recordAnswered();
+            });
+            shared.publish(k);
+        }
+        if (handout?.domain) shared.settle(handout.domain, now);
+    }
+
+    /** Backs off the scopes whose triggers include the status; false when none is paced here. */
+    private recordRefusal(request: Request, handout: Handout | undefined, status: number, waitMs?: number): boolean {
+        const { router, recorder } = this.deps;
+        const keys = scopeKeysOf(handout);
+        if (keys.length === 0) return recorder.record({ reason: 'rateLimited', url: request.url, waitMs });
+        let paced = false;
+        for (const key of keys) {
+            if (!router.policyOf(key).backoffStatusCodes.has(status)) continue;
+            recorder.recordRateLimit(key, waitMs);
+            paced = true;
+        }
+        return paced;
+    }
+
+    private retryForFree(context: NavigationContext, response: unknown, statusCode: number, waitMs?: number): never {
+        const { request } = context;
+        const { maxFreeRetries } = this.deps.options;
+        const userData = request.userData as Record<string, unknown>;
+        const freeRetries = (userData[FREE_RETRIES_KEY] as number | undefined) ?? 0;
+        discardBody(response);
+        // Out of free retries: let Crawlee count this one like any failure.
+        if (freeRetries >= maxFreeRetries)
+            throw new ThrottledRetriesExhaustedError(request.url, statusCode, maxFreeRetries);
+        userData[FREE_RETRIES_KEY] = freeRetries + 1;
+        spareSessionOnce(context.session);
+        this.deps.handouts.markThrottledRetry(request);
+        throw new RequestThrottledError(request.url, statusCode, waitMs);
+    }
+
+    private warnUnthrottled429(info: ResponseInfo, key: string): void {
+        if (info.statusCode !== 429) return;
+        const { domains } = this.deps.options;
+        this.deps.warnOnce(
+            `${key} answered 429, but this throttler does not throttle it (domains: ${domains === 'all' ? "'all'" : domains.join(', ')}); add it to domains to back off.`,
+        );
+    }
+}
+
+/**
+ * Keeps a session from being penalised for one failed attempt: Crawlee calls `markBad()` after
+ * every error, but a 429 is the server asking us to slow down, not a ban.
+ */
+export function spareSessionOnce(session: Session | undefined): void {
+    if (!session) return;
+    const target = session as unknown as Record<string, unknown>;
+    if (Object.prototype.hasOwnProperty.call(target, 'markBad')) return;
+    target.markBad = () => {
+        delete target.markBad;
+    };
+}
+
+/** Discards an unread response body so the connection is not left holding it. */
+export function discardBody(response: unknown): void {
+    const stream = response as { destroy?: () => void; readableEnded?: boolean; destroyed?: boolean };
+    if (typeof stream?.destroy === 'function' && !stream.destroyed && !stream.readableEnded) stream.destroy();
+}

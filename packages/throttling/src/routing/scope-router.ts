@@ -1,0 +1,135 @@
+import { ThrottlingOptionsError } from '../errors';
+import type { ResolvedThrottlingOptions } from '../options/options';
+import type { ResolvedPolicy } from '../options/policy';
+import { domainKeyOfConfigured, domainKeyOfUrl } from './domain-key';
+import type { RequestScopes } from './request-scopes';
+import { readScopesDeclaration } from './request-scopes';
+
+/** The parts of a request (or request-like) that decide its scopes. */
+export type ScopedSource = { url: string; userData?: Record<string, unknown> };
+
+/**
+ * Maps URLs and requests to throttling keys, scopes and policies. Holds no crawl state: the same
+ * question always gets the same answer, so every collaborator may ask it.
+ */
+export class ScopeRouter {
+    // Configured domain keys (empty under 'all').
+    readonly listedDomains: ReadonlySet<string>;
+    // Resolved policy per throttling key, cached (scope settings over the defaults).
+    private readonly policies = new Map<string, ResolvedPolicy>();
+    // Path-prefix scopes per domain key, longest first: requests under them get their own key.
+    private readonly pathScopes = new Map<string, string[]>();
+
+    constructor(
+        private readonly options: ResolvedThrottlingOptions,
+        private readonly warnOnce: (message: string) => void,
+    ) {
+        const { domains, throttleBy } = options;
+        this.listedDomains = new Set(domains === 'all' ? [] : domains.map((d, i) => configuredKey(d, i, throttleBy)));
+        for (const key of options.scopes.keys()) {
+            const slash = key.indexOf('/');
+            if (slash === -1) continue;
+            const host = key.slice(0, slash);
+            const prefixes = this.pathScopes.get(host) ?? [];
+            prefixes.push(key.slice(slash));
+            prefixes.sort((a, b) => b.length - a.length);
+            this.pathScopes.set(host, prefixes);
+        }
+    }
+
+    /** Whether a throttling key (a domain key, or `host/path` of an endpoint scope) is paced. */
+    isThrottled(key: string): boolean {
+        if (this.options.domains === 'all' || this.options.scopes.has(key)) return true;
+        const slash = key.indexOf('/');
+        return this.listedDomains.has(slash === -1 ? key : key.slice(0, slash));
+    }
+
+    /** The throttling key of a URL: its domain key, or `host/path-prefix` when an endpoint scope covers it. */
+    domainKeyOf(url: string): string | undefined {
+        const key = domainKeyOfUrl(url, this.options.throttleBy);
+        if (key === undefined) return undefined;
+        const prefixes = this.pathScopes.get(key);
+        if (!prefixes) return key;
+        let path: string;
+        try {
+            path = new URL(url).pathname;
+        } catch {
+            return key;
+        }
+        // Segment-aware: `/search` covers `/search` and `/search/...`, not `/searchlight`.
+        const match = prefixes.find(
+            (prefix) => path === prefix || path.startsWith(prefix.endsWith('/') ? prefix : `${prefix}/`),
+        );
+        return match ? `${key}${match}` : key;
+    }
+
+    /**
+     * The scopes of a request: by default its domain, plus any in `userData.throttlingScopes`;
+     * with `getScopes`, whatever it returns (the first scope holds the request's queue).
+     */
+    scopesOf(request: ScopedSource): RequestScopes | undefined {
+        const declared = this.declaredScopes(request);
+        if (declared.custom && declared.pairs && declared.pairs.length > 0) {
+            const [first, ...rest] = declared.pairs;
+            return { primary: first[0], primaryCost: first[1], extras: rest };
+        }
+        const domain = this.domainKeyOf(request.url);
+        if (domain === undefined) return undefined;
+        const pairs = declared.pairs;
+        if (!pairs?.length) return { primary: domain, primaryCost: 1, extras: [] };
+        const own = pairs.find(([scope]) => scope === domain);
+        return { primary: domain, primaryCost: own ? own[1] : 1, extras: pairs.filter(([scope]) => scope !== domain) };
+    }
+
+    /** The key of the queue a request belongs to, if it is throttled; undefined for `inner`. */
+    routeOf(source: ScopedSource): string | undefined {
+        if (this.options.getScopes) {
+            const scopes = this.scopesOf(source);
+            if (!scopes) return undefined;
+            // A primary scope other than the domain was chosen by getScopes: always throttled.
+            if (scopes.primary !== this.domainKeyOf(source.url) || this.isThrottled(scopes.primary)) {
+                return scopes.primary;
+            }
+            return undefined;
+        }
+        const key = this.domainKeyOf(source.url);
+        return key !== undefined && this.isThrottled(key) ? key : undefined;
+    }
+
+    /** Whether a request declares scopes of its own (so admission must read them). */
+    declaresScopes(request: ScopedSource): boolean {
+        return this.options.getScopes !== undefined || request.userData?.throttlingScopes !== undefined;
+    }
+
+    /** The policy in force for a throttling key. */
+    policyOf(key: string): ResolvedPolicy {
+        let policy = this.policies.get(key);
+        if (!policy) {
+            policy = this.options.scopes.get(key) ?? this.options.defaultPolicy;
+            this.policies.set(key, policy);
+        }
+        return policy;
+    }
+
+    private declaredScopes(request: ScopedSource): { pairs?: [string, number][]; custom: boolean } {
+        const { throttleBy, getScopes } = this.options;
+        try {
+            const fromUser = getScopes?.(request);
+            if (fromUser !== undefined) return { pairs: readScopesDeclaration(fromUser, throttleBy), custom: true };
+            return { pairs: readScopesDeclaration(request.userData?.throttlingScopes, throttleBy), custom: false };
+        } catch (error) {
+            this.warnOnce(`Ignoring the scopes of ${request.url}: ${(error as Error).message}`);
+            return { custom: false };
+        }
+    }
+}
+
+function configuredKey(domain: string, index: number, throttleBy: ResolvedThrottlingOptions['throttleBy']): string {
+    try {
+        return domainKeyOfConfigured(domain, throttleBy);
+    } catch (error) {
+        throw new ThrottlingOptionsError(
+            `Invalid ThrottlingRequestManager options: \`domains[${index}]\`: ${(error as Error).message}`,
+        );
+    }
+}
