@@ -154,12 +154,18 @@ describe('FileDomainClock locks', () => {
 
     test('a holder slower than staleLockMs, whose lock was broken, leaves the lock now held by another in place', () => {
         const time = clockAtNow();
-        const options = { timeoutMs: TIMEOUT, staleMs: 1_000, clock: time, fs: nodeLockFs };
-        const slow = new LockFile(options);
-        const next = new LockFile(options);
+        const options = { timeoutMs: TIMEOUT, staleMs: 1_000, clock: time };
+        // The slow holder took its lock a minute ago (file times are the filesystem's, not the clock's).
+        const { fs: slowFs } = recordingFs({
+            after: (op, path) => {
+                if (op === 'createExclusive' && path === lock) makeOld(lock);
+            },
+        });
+        const slow = new LockFile({ ...options, fs: slowFs });
+        const next = new LockFile({ ...options, fs: nodeLockFs });
         const slowHeld = slow.acquire(lock, 'slow holder');
-        time.advance(1_001);
         const nextHeld = next.acquire(lock, 'next holder');
+        expect(nextHeld).not.toEqual(slowHeld);
 
         slow.release(lock, slowHeld);
         expect(nodeLockFs.stat(lock)).toEqual(nextHeld);
