@@ -1,5 +1,5 @@
 import { createHash } from 'node:crypto';
-import { closeSync, mkdirSync, openSync, readFileSync, renameSync, statSync, unlinkSync, writeFileSync } from 'node:fs';
+import { mkdirSync, readFileSync, renameSync, writeFileSync } from 'node:fs';
 import { join } from 'node:path';
 
 import type { Clock } from '../time/clock';
@@ -7,12 +7,15 @@ import { systemClock } from '../time/clock';
 import { ThrottlingOptionsError } from '../errors';
 import type { SharedClocks, SharedDomainClock, SharedReservation } from './shared-domain-clock';
 import { decideReservation, decideSettlement } from './shared-domain-clock';
+import type { LockFs } from './lock-file';
+import { LockFile, nodeLockFs } from './lock-file';
 
 /** Options of {@link FileDomainClock}. */
 export interface FileDomainClockOptions {
     /**
      * Give up waiting for a domain's lock after this long and throw: a lock is held for a file read
-     * and a write, so a long wait means a dead filesystem, not a busy one.
+     * and a write, so a long wait means a dead filesystem, not a busy one. Also bounds the wait on a
+     * stale lock that cannot be removed (another user's file in a sticky directory, a directory).
      * @default 5000
      */
     lockTimeoutMs?: number;
@@ -26,6 +29,12 @@ export interface FileDomainClockOptions {
      * @default the system clock
      */
     clock?: Clock;
+    /**
+     * The filesystem calls of the lock files, for tests that interleave two waiters.
+     * @default node:fs
+     * @internal
+     */
+    lockFs?: LockFs;
 }
 
 const EMPTY: SharedClocks = { nextAt: 0, backoffUntil: 0 };
@@ -42,27 +51,19 @@ const MAX_READABLE_NAME = 150;
 export class FileDomainClock implements SharedDomainClock {
     // Where the per-key files live.
     readonly dir: string;
-    // How long to wait for a lock before failing loudly.
-    private readonly lockTimeoutMs: number;
-    // Age after which a lock is presumed abandoned.
-    private readonly staleLockMs: number;
-    // Lock ages are measured on this clock.
-    private readonly clock: Clock;
-    // A buffer to sleep on between lock attempts without leaving the synchronous call.
-    private readonly sleeper = new Int32Array(new SharedArrayBuffer(4));
+    // Takes and breaks the per-key lock files.
+    private readonly locks: LockFile;
 
     constructor(dir: string, options: FileDomainClockOptions = {}) {
         if (typeof dir !== 'string' || dir.length === 0)
             throw new ThrottlingOptionsError('FileDomainClock needs a directory path (a non-empty string)');
-        const { lockTimeoutMs = 5_000, staleLockMs = 10_000, clock = systemClock } = options;
+        const { lockTimeoutMs = 5_000, staleLockMs = 10_000, clock = systemClock, lockFs = nodeLockFs } = options;
         if (!(lockTimeoutMs > 0))
             throw new ThrottlingOptionsError(`FileDomainClock lockTimeoutMs must be > 0, got ${String(lockTimeoutMs)}`);
         if (!(staleLockMs > 0))
             throw new ThrottlingOptionsError(`FileDomainClock staleLockMs must be > 0, got ${String(staleLockMs)}`);
         this.dir = dir;
-        this.lockTimeoutMs = lockTimeoutMs;
-        this.staleLockMs = staleLockMs;
-        this.clock = clock;
+        this.locks = new LockFile({ timeoutMs: lockTimeoutMs, staleMs: staleLockMs, clock, fs: lockFs });
         mkdirSync(dir, { recursive: true });
     }
 
@@ -109,7 +110,7 @@ export class FileDomainClock implements SharedDomainClock {
     private locked<T>(key: string, change: (clocks: SharedClocks) => { reservation: T; clocks: SharedClocks }): T {
         const file = this.fileOf(key);
         const lock = `${file}.lock`;
-        this.acquire(lock, key);
+        const taken = this.locks.acquire(lock, `FileDomainClock: the lock of ${key}`);
         try {
             const current = this.load(file);
             const { reservation, clocks } = change(current);
@@ -120,43 +121,7 @@ export class FileDomainClock implements SharedDomainClock {
             }
             return reservation;
         } finally {
-            unlinkSync(lock);
-        }
-    }
-
-    private acquire(lock: string, key: string): void {
-        const deadline = this.clock.now() + this.lockTimeoutMs;
-        for (let attempt = 0; ; attempt++) {
-            try {
-                closeSync(openSync(lock, 'wx'));
-                return;
-            } catch (error) {
-                if ((error as NodeJS.ErrnoException).code !== 'EEXIST') throw error;
-            }
-            if (this.isStale(lock)) {
-                try {
-                    unlinkSync(lock);
-                } catch {
-                    // Another process broke it first.
-                }
-                continue;
-            }
-            if (this.clock.now() > deadline) {
-                throw new Error(
-                    `FileDomainClock: the lock of ${key} (${lock}) was held for more than ${this.lockTimeoutMs} ms`,
-                );
-            }
-            // Locks are held for one read and one write: wait briefly, a little longer each time.
-            Atomics.wait(this.sleeper, 0, 0, Math.min(1 + attempt, 10));
-        }
-    }
-
-    private isStale(lock: string): boolean {
-        try {
-            return this.clock.now() - statSync(lock).mtimeMs > this.staleLockMs;
-        } catch {
-            // Gone already: not stale, just retry.
-            return false;
+            this.locks.release(lock, taken);
         }
     }
 
