@@ -92,7 +92,10 @@ export interface ThrottlingRequestManagerOptions extends Omit<ScopeSettings, 'ba
     /**
      * Per-domain or per-endpoint overrides of the policy settings, keyed by hostname
      * (`'api.example.com'`) or hostname plus path prefix (`'api.example.com/search'`; such an endpoint
-     * is paced apart from the rest of its host).
+     * is paced apart from the rest of its host). A prefix covers whole segments (`/search` and
+     * `/search/x`, not `/searchlight`) and matches every spelling of them: percent-encoded letters,
+     * `;jsessionid=...` parameters, doubled slashes, dot segments and a trailing slash are normalised
+     * away; case is significant.
      * @default {}
      */
     scopes?: Record<string, ScopeSettings>;
@@ -279,9 +282,17 @@ export const throttlingOptionsSchema = z.strictObject({
     scopes: z
         .record(z.string(), scopeSchema, { error: 'scopes must map scope keys to settings objects' })
         .superRefine((scopes, ctx) => {
+            // Keys that normalise alike ('a.com/x/', 'a.com/%78') would otherwise silently overwrite each other.
+            const seen = new Map<string, string>();
             for (const key of Object.keys(scopes)) {
                 try {
-                    parseScopeKey(key);
+                    const normal = parseScopeKey(key).key;
+                    const first = seen.get(normal);
+                    if (first !== undefined)
+                        throw new Error(
+                            `scope keys ${JSON.stringify(first)} and ${JSON.stringify(key)} name the same scope ${normal}: keep one`,
+                        );
+                    seen.set(normal, key);
                 } catch (error) {
                     ctx.addIssue({ code: 'custom', message: (error as Error).message, path: [key] });
                 }

@@ -1,4 +1,5 @@
 import { normalizeHostname } from '../routing/domain-key';
+import { normalizeScopePath } from '../routing/scope-path';
 import type { RampupPolicy } from '../pacing/rampup';
 import { RAMPUP_DEFAULTS } from '../pacing/rampup';
 
@@ -221,11 +222,7 @@ export function parseScopeKey(raw: string): ScopeKey {
         throw new Error(`scope key ${JSON.stringify(raw)} must not have a scheme: use ${allowed}`);
     const slash = raw.indexOf('/');
     const hostPart = slash === -1 ? raw : raw.slice(0, slash);
-    let pathPrefix = slash === -1 ? undefined : raw.slice(slash);
-    if (pathPrefix !== undefined && (/[?#\s]/.test(pathPrefix) || pathPrefix === '/')) {
-        if (pathPrefix === '/') pathPrefix = undefined;
-        else throw new Error(`scope key ${JSON.stringify(raw)} has a malformed path prefix: use ${allowed}`);
-    }
+    const pathPrefix = slash === -1 ? undefined : scopePathPrefix(raw, raw.slice(slash), allowed);
     let host: string;
     try {
         host = normalizeHostname(hostPart);
@@ -233,4 +230,24 @@ export function parseScopeKey(raw: string): ScopeKey {
         throw new Error(`scope key ${JSON.stringify(raw)} is not valid: ${(error as Error).message}`);
     }
     return { key: pathPrefix ? `${host}${pathPrefix}` : host, host, pathPrefix };
+}
+
+/**
+ * The path prefix of a scope key in the form crawled paths are matched in (see `normalizeScopePath`),
+ * so `/%73earch/` and `/search` name one scope; undefined when it resolves to the root (the whole host).
+ */
+function scopePathPrefix(raw: string, prefix: string, allowed: string): string | undefined {
+    // eslint-disable-next-line no-control-regex
+    if (/[?#\s\u0000-\u001f\u007f]/.test(prefix))
+        throw new Error(
+            `scope key ${JSON.stringify(raw)} has a path prefix with a query ('?'), fragment ('#'), whitespace or control character: use ${allowed}`,
+        );
+    // Servers route `/x;v=1` as `/x`, and requests are matched without parameters: such a key could never
+    // narrow the scope the user meant to narrow.
+    if (/;/.test(prefix))
+        throw new Error(
+            `scope key ${JSON.stringify(raw)} has path parameters (';'), which are ignored when requests are matched: use ${allowed}`,
+        );
+    const normal = normalizeScopePath(prefix);
+    return normal === '/' ? undefined : normal;
 }
