@@ -4,6 +4,7 @@ import type { ResolvedPolicy } from '../options/policy';
 import { domainKeyOfConfigured, domainKeyOfUrl } from './domain-key';
 import type { RequestScopes } from './request-scopes';
 import { readScopesDeclaration } from './request-scopes';
+import { matchPathScope } from './scope-path';
 
 /** The parts of a request (or request-like) that decide its scopes. */
 export type ScopedSource = { url: string; userData?: Record<string, unknown> };
@@ -56,10 +57,9 @@ export class ScopeRouter {
         } catch {
             return key;
         }
-        // Segment-aware: `/search` covers `/search` and `/search/...`, not `/searchlight`.
-        const match = prefixes.find(
-            (prefix) => path === prefix || path.startsWith(prefix.endsWith('/') ? prefix : `${prefix}/`),
-        );
+        // Normalised first (percent-encoding, `;params`, dot segments), then segment-aware: `/search`
+        // covers `/search` and `/search/...`, not `/searchlight`.
+        const match = matchPathScope(prefixes, path);
         return match ? `${key}${match}` : key;
     }
 
