@@ -3,12 +3,8 @@ import { log as crawleeLog } from '@crawlee/core';
 
 import { ThrottlingOptionsError } from '../errors';
 import type { RobotsFetcher, RobotsVerdict } from '../robots/robots-crawl-delay';
-import {
-    DEFAULT_ROBOTS_TTL_MS,
-    loadGotScraping,
-    ROBOTS_TXT_MAX_BYTES,
-    RobotsCrawlDelayCache,
-} from '../robots/robots-crawl-delay';
+import { robotsFetcherOfHttpClient } from '../robots/crawler-robots-fetcher';
+import { DEFAULT_ROBOTS_TTL_MS, loadGotScraping, RobotsCrawlDelayCache } from '../robots/robots-crawl-delay';
 import { parseRetryAfter } from '../response/retry-after';
 import type { NavigationContext } from '../response/response-interpreter';
 import type { ThrottlerPort } from './throttler-port';
@@ -136,37 +132,16 @@ export function attachCrawler(manager: ThrottlerPort, crawler: AttachableCrawler
 
 /**
  * Fetches robots.txt with the crawler's own HTTP client (the same stack as its pages: got-scraping by
- * default, or whatever client the user configured), with the rules of the default fetcher: up to 5
- * redirects, no retries, any status resolved, body cut at 500 KiB. Undefined when the crawler has no
- * client, so the cache falls back to its default fetcher.
+ * default, or whatever client the user configured) through its `stream()`, so the body is cut at
+ * 500 KiB and at the time limit while it downloads. Undefined when the crawler has no client or one
+ * that cannot stream, so the cache falls back to its default (streaming) fetcher.
  *
  * The crawler's client also loads got-scraping the way Crawlee does everywhere else; the default
  * fetcher's own `import()` (compiled through `new Function`) resolves against the first module
  * context that ran it, which under jest is an earlier, torn-down test file's environment.
  */
 export function robotsFetcherOf(crawler: AttachableCrawler): RobotsFetcher | undefined {
-    const client = crawler.httpClient;
-    if (typeof client?.sendRequest !== 'function') return undefined;
-    return async (robotsUrl, { userAgent, proxyUrl, timeoutMs }) => {
-        const response = await client.sendRequest({
-            url: robotsUrl,
-            method: 'GET',
-            headers: userAgent === undefined ? {} : { 'user-agent': userAgent },
-            proxyUrl,
-            followRedirect: true,
-            maxRedirects: 5,
-            throwHttpErrors: false,
-            timeout: { request: timeoutMs },
-        });
-        const raw = Buffer.isBuffer(response.rawBody)
-            ? response.rawBody
-            : Buffer.from(response.body === undefined ? '' : String(response.body));
-        return {
-            status: response.statusCode,
-            body: raw.subarray(0, ROBOTS_TXT_MAX_BYTES).toString('utf8'),
-            headers: response.headers,
-        };
-    };
+    return robotsFetcherOfHttpClient(crawler.httpClient);
 }
 
 /**

@@ -6,6 +6,11 @@
  * "assume complete disallow": refusing to crawl is not a decision a throttler should take.
  */
 
+import type { Readable } from 'node:stream';
+
+import type { OpenedResponse } from './fetch-with-bounded-body';
+import { fetchWithBoundedBody } from './fetch-with-bounded-body';
+
 /** Raw outcome of fetching one robots.txt file. */
 export interface RobotsFetchResult {
     status: number;
@@ -87,31 +92,42 @@ export function loadGotScraping(): Promise<GotScrapingModule> {
 
 /**
  * Default {@link RobotsFetcher}: GET via got-scraping, following up to 5 redirects (RFC 9309 §2.3.1.2),
- * never throwing on HTTP status, never retrying (a 429 must reach the caller, not be retried blindly),
- * and truncating the body to {@link ROBOTS_TXT_MAX_BYTES}.
+ * never throwing on HTTP status, never retrying (a 429 must reach the caller, not be retried blindly).
+ * The body is streamed and the download stops at {@link ROBOTS_TXT_MAX_BYTES} of decompressed bytes or
+ * at `timeoutMs` for the whole exchange, keeping what arrived (see {@link fetchWithBoundedBody}).
  */
 export const fetchRobotsTxtWithGotScraping: RobotsFetcher = async (robotsUrl, { userAgent, proxyUrl, timeoutMs }) => {
     const { gotScraping } = await loadGotScraping();
-    const response = await gotScraping({
-        url: robotsUrl,
-        method: 'GET',
-        proxyUrl,
-        headers: userAgent === undefined ? {} : { 'user-agent': userAgent },
-        followRedirect: true,
-        maxRedirects: 5,
-        throwHttpErrors: false,
-        // got-scraping's current default too, but pinned: a retried 429/5xx would hide what the server said.
-        retry: { limit: 0 },
-        timeout: { request: timeoutMs },
-    });
-    // Truncate bytes, not UTF-16 units, so the limit matches the RFC's byte-based wording.
-    const raw: Buffer = Buffer.isBuffer(response.rawBody) ? response.rawBody : Buffer.from(String(response.body));
-    return {
-        status: response.statusCode,
-        body: raw.subarray(0, ROBOTS_TXT_MAX_BYTES).toString('utf8'),
-        headers: response.headers,
-    };
+    return fetchWithBoundedBody(
+        (signal) =>
+            responseOfGotStream(
+                gotScraping.stream({
+                    url: robotsUrl,
+                    method: 'GET',
+                    proxyUrl,
+                    headers: userAgent === undefined ? {} : { 'user-agent': userAgent },
+                    followRedirect: true,
+                    maxRedirects: 5,
+                    throwHttpErrors: false,
+                    // got-scraping's current default too, but pinned: a retried 429/5xx would hide what the server said.
+                    retry: { limit: 0 },
+                    signal,
+                }),
+            ),
+        { maxBytes: ROBOTS_TXT_MAX_BYTES, timeoutMs },
+    );
 };
+
+/** Resolves when a got request stream has its (final, post-redirect) response headers. */
+function responseOfGotStream(stream: Readable): Promise<OpenedResponse> {
+    return new Promise((resolve, reject) => {
+        // Stays attached: an error between this and the body reader taking over must not go unheard.
+        stream.on('error', reject);
+        stream.once('response', (response: { statusCode: number; headers: OpenedResponse['headers'] }) =>
+            resolve({ statusCode: response.statusCode, headers: response.headers, stream }),
+        );
+    });
+}
 
 function headerValue(headers: RobotsFetchResult['headers'], name: string): string | string[] | undefined {
     // Custom fetchers may not lower-case header names the way Node does.
