@@ -8,6 +8,10 @@
 
 const DELAY_SECONDS = /^\d+$/;
 
+// RFC 9110 §5.5 trims only optional whitespace (SP / HTAB) around a field value. String#trim also
+// drops NBSP, line breaks and other Unicode spaces, which would let `"\u00a05"` or `"5\n"` pass as `5`.
+const SURROUNDING_OWS = /^[ \t]+|[ \t]+$/g;
+
 const DAY_NAME = '(?:Mon|Tue|Wed|Thu|Fri|Sat|Sun)';
 const DAY_NAME_LONG = '(?:Monday|Tuesday|Wednesday|Thursday|Friday|Saturday|Sunday)';
 const MONTH = '(Jan|Feb|Mar|Apr|May|Jun|Jul|Aug|Sep|Oct|Nov|Dec)';
@@ -50,7 +54,7 @@ export function parseRetryAfter(value: string | string[] | undefined | null, now
     for (const candidate of candidates) {
         // Header values come from untyped sources at runtime; never throw on them.
         if (typeof candidate !== 'string') continue;
-        const waitMs = parseSingleValue(candidate.trim(), nowMs);
+        const waitMs = parseSingleValue(candidate.replace(SURROUNDING_OWS, ''), nowMs);
         if (waitMs !== undefined) return waitMs;
     }
     return undefined;
