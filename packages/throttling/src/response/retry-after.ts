@@ -41,7 +41,8 @@ interface DateFields {
  * Accepts delay-seconds (ASCII digits only) and the three HTTP-date formats (IMF-fixdate, RFC 850,
  * asctime). For a repeated header (array), the first value that yields a usable wait is used.
  * Waits above `Number.MAX_SAFE_INTEGER` are capped there; capping to a sensible maximum is the
- * caller's job.
+ * caller's job (`DomainState.recordRateLimit` applies `maxDelaySecs`). A wait may exceed what
+ * `setTimeout` takes (2^31 − 1 ms, about 24.8 days), so it must never reach a timer uncapped.
  *
  * @param value - the raw header value(s), as found on a response.
  * @param nowMs - the current time in epoch milliseconds, against which HTTP-dates are resolved.
