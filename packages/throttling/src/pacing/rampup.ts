@@ -188,26 +188,49 @@ export class RampupState implements RampupData {
         };
     }
 
+    /**
+     * Rebuilds a search from persisted data, or undefined when a field is missing or out of range.
+     * Only the known fields are read, one by one: copying the record wholesale would let a stored
+     * `__proto__` replace the prototype (and with it every method) and any other key (`delayMs`,
+     * a string `extraConcurrency`) land on the instance.
+     */
     static fromJSON(data: unknown, policy: RampupPolicy): RampupState | undefined {
-        if (typeof data !== 'object' || data === null) return undefined;
+        if (typeof data !== 'object' || data === null || Array.isArray(data)) return undefined;
         const d = data as Record<string, unknown>;
-        const nums = [
-            'rate',
-            'safeRate',
-            'unsafeRate',
-            'windowStart',
-            'windowDispatches',
-            'windowTriggers',
-            'quietAtConverged',
-        ];
-        if (!nums.every((k) => typeof d[k] === 'number' && Number.isFinite(d[k]))) return undefined;
+        const rate = storedRate(d.rate);
+        const unsafeRate = storedRate(d.unsafeRate);
+        const { safeRate, windowStart } = d;
+        if (rate === undefined || unsafeRate === undefined) return undefined;
+        if (typeof safeRate !== 'number' || !Number.isFinite(safeRate) || safeRate < 0) return undefined;
+        // -1 marks "no window yet".
+        if (typeof windowStart !== 'number' || !Number.isFinite(windowStart) || windowStart < -1) return undefined;
+        const counts = REQUIRED_COUNTS.map((key) => d[key]);
+        const extras = OPTIONAL_COUNTS.map((key) => d[key] ?? 0);
+        if (![...counts, ...extras].every(isCount)) return undefined;
         const state = new RampupState(policy);
-        Object.assign(state, d);
-        if (state.unsafeRate < 0) state.unsafeRate = Number.POSITIVE_INFINITY;
-        if (state.rate < 0) state.rate = Number.POSITIVE_INFINITY;
-        if (!(state.rate > 0)) return undefined;
+        state.rate = rate;
+        state.unsafeRate = unsafeRate;
+        state.safeRate = safeRate;
+        state.windowStart = windowStart;
+        [state.windowDispatches, state.windowTriggers, state.quietAtConverged] = counts as number[];
+        [state.extraConcurrency, state.safeExtraConcurrency] = extras as number[];
         return state;
     }
+}
+
+const REQUIRED_COUNTS = ['windowDispatches', 'windowTriggers', 'quietAtConverged'] as const;
+const OPTIONAL_COUNTS = ['extraConcurrency', 'safeExtraConcurrency'] as const;
+
+/** A persisted rate: positive with a finite delay (5e-324 has none), or -1 for "unbounded" (JSON has no Infinity). */
+function storedRate(value: unknown): number | undefined {
+    if (value === -1) return Number.POSITIVE_INFINITY;
+    return typeof value === 'number' && value > 0 && Number.isFinite(value) && Number.isFinite(1000 / value)
+        ? value
+        : undefined;
+}
+
+function isCount(value: unknown): value is number {
+    return Number.isSafeInteger(value) && (value as number) >= 0;
 }
 
 function clamp(rate: number, policy: RampupPolicy): number {

@@ -10,9 +10,19 @@ import {
 /** The key Crawlee v4's manager uses; managers keeping it get plain `throttled-<domain>` names. */
 export const DEFAULT_PERSIST_STATE_KEY = 'CRAWLEE_THROTTLED_DOMAINS';
 
-// A namespaced key is `~<hash>~<domain key>`. No throttling key starts with `~` (they start with a
-// hostname), and the queue-name encoding escapes it, so namespaced and plain names never meet.
+// A namespaced key is `~<hash>~<domain key>`. WHATWG accepts `~` in hostnames, so a domain key of
+// the default namespace may itself read `~<8 hex>~…`: such a key gets an `^` in front, which no
+// hostname contains (WHATWG forbids it), so the escaped name meets no name of an earlier run either.
+// Keys that already start with `^…~<8 hex>~` get one more, which keeps the mapping one-to-one for
+// any string. Every other key, `~`-keys included, keeps its plain name.
 const MARK = '~';
+const ESCAPE = '^';
+const TAG_LIKE = /^~[0-9a-f]{8}~/;
+const NEEDS_ESCAPE = /^\^*~[0-9a-f]{8}~/;
+const ESCAPED = /^\^+~[0-9a-f]{8}~/;
+// A hashed name keeps a readable prefix of its encoding, always long enough to hold a whole tag.
+const ENCODED_MARK = throttledQueueName(MARK).slice(THROTTLED_QUEUE_NAME_PREFIX.length);
+const ENCODED_TAG = new RegExp(`^${THROTTLED_QUEUE_NAME_PREFIX}${ENCODED_MARK}[0-9a-f]{8}${ENCODED_MARK}`);
 
 /**
  * Names the domain queues of one manager. Two managers sharing a storage must not share queues,
@@ -33,7 +43,8 @@ export class QueueNamespace {
 
     /** The queue name of a domain key in this namespace. */
     nameOf(domainKey: string): string {
-        return throttledQueueName(this.tag + domainKey);
+        if (this.tag !== '') return throttledQueueName(this.tag + domainKey);
+        return throttledQueueName(NEEDS_ESCAPE.test(domainKey) ? ESCAPE + domainKey : domainKey);
     }
 
     /**
@@ -43,17 +54,18 @@ export class QueueNamespace {
     owns(name: string): boolean {
         if (this.domainOf(name) !== undefined) return true;
         if (!isThrottledQueueName(name)) return false;
-        const encodedMark = throttledQueueName(MARK).slice(THROTTLED_QUEUE_NAME_PREFIX.length);
-        if (this.tag === '') return !name.startsWith(THROTTLED_QUEUE_NAME_PREFIX + encodedMark);
-        const encodedTag = throttledQueueName(`${this.tag}x`).slice(0, -1);
-        return name.startsWith(encodedTag);
+        if (this.tag === '') return !ENCODED_TAG.test(name);
+        return name.startsWith(throttledQueueName(`${this.tag}x`).slice(0, -1));
     }
 
     /** The domain key behind a queue name of this namespace; undefined for any other name. */
     domainOf(name: string): string | undefined {
         const decoded = domainKeyFromQueueName(name);
         if (decoded === undefined) return undefined;
-        if (this.tag === '') return decoded.startsWith(MARK) ? undefined : decoded;
+        if (this.tag === '') {
+            if (TAG_LIKE.test(decoded)) return undefined;
+            return ESCAPED.test(decoded) ? decoded.slice(ESCAPE.length) : decoded;
+        }
         return decoded.startsWith(this.tag) && decoded.length > this.tag.length
             ? decoded.slice(this.tag.length)
             : undefined;

@@ -228,12 +228,15 @@ function parseSplitQuota(
     const limit = firstNumber(valuesOf(`${prefix}limit`));
     const remaining = firstNumber(valuesOf(`${prefix}remaining`));
     const reset = firstNumber(valuesOf(`${prefix}reset`));
-    // Some servers send counts as decimals (`599.0`); a partial request is not a request.
-    if (limit !== undefined) quota.limit = Math.floor(limit);
-    if (remaining !== undefined) quota.remaining = Math.floor(remaining);
+    // Some servers send counts as decimals (`599.0`); a partial request is not a request. A count
+    // beyond a safe integer is malformed, as in the structured fields (`isCount`).
+    if (limit !== undefined && isCount(Math.floor(limit))) quota.limit = Math.floor(limit);
+    if (remaining !== undefined && isCount(Math.floor(remaining))) quota.remaining = Math.floor(remaining);
     if (reset !== undefined) {
-        // A reset already in the past means the window has reset: nothing left to wait for.
-        quota.resetMs = isEpoch(reset) ? Math.max(0, secondsToMs(reset) - nowMs) : secondsToMs(reset);
+        const resetMs = isEpoch(reset) ? secondsToMs(reset) - nowMs : secondsToMs(reset);
+        // A reset already in the past means the window has reset: nothing left to wait for. A `now`
+        // that is not a finite time cannot place an epoch reset at all.
+        if (Number.isFinite(resetMs)) quota.resetMs = Math.min(Math.max(0, resetMs), Number.MAX_SAFE_INTEGER);
     }
     return quota;
 }

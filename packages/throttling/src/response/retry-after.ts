@@ -8,6 +8,10 @@
 
 const DELAY_SECONDS = /^\d+$/;
 
+// RFC 9110 §5.5 trims only optional whitespace (SP / HTAB) around a field value. String#trim also
+// drops NBSP, line breaks and other Unicode spaces, which would let `"\u00a05"` or `"5\n"` pass as `5`.
+const SURROUNDING_OWS = /^[ \t]+|[ \t]+$/g;
+
 const DAY_NAME = '(?:Mon|Tue|Wed|Thu|Fri|Sat|Sun)';
 const DAY_NAME_LONG = '(?:Monday|Tuesday|Wednesday|Thursday|Friday|Saturday|Sunday)';
 const MONTH = '(Jan|Feb|Mar|Apr|May|Jun|Jul|Aug|Sep|Oct|Nov|Dec)';
@@ -37,7 +41,8 @@ interface DateFields {
  * Accepts delay-seconds (ASCII digits only) and the three HTTP-date formats (IMF-fixdate, RFC 850,
  * asctime). For a repeated header (array), the first value that yields a usable wait is used.
  * Waits above `Number.MAX_SAFE_INTEGER` are capped there; capping to a sensible maximum is the
- * caller's job.
+ * caller's job (`DomainState.recordRateLimit` applies `maxDelaySecs`). A wait may exceed what
+ * `setTimeout` takes (2^31 − 1 ms, about 24.8 days), so it must never reach a timer uncapped.
  *
  * @param value - the raw header value(s), as found on a response.
  * @param nowMs - the current time in epoch milliseconds, against which HTTP-dates are resolved.
@@ -50,7 +55,7 @@ export function parseRetryAfter(value: string | string[] | undefined | null, now
     for (const candidate of candidates) {
         // Header values come from untyped sources at runtime; never throw on them.
         if (typeof candidate !== 'string') continue;
-        const waitMs = parseSingleValue(candidate.trim(), nowMs);
+        const waitMs = parseSingleValue(candidate.replace(SURROUNDING_OWS, ''), nowMs);
         if (waitMs !== undefined) return waitMs;
     }
     return undefined;

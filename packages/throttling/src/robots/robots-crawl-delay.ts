@@ -163,7 +163,8 @@ export function robotsVerdictFromResponse(
     if (status >= 400 && status <= 499) return { kind: 'none', reason: 'client-error' };
     // A 3xx that reached us means the redirect chain was not resolved; RFC 9309 §2.3.1.2 treats that as unavailable.
     if (status >= 300 && status <= 399) return { kind: 'none', reason: 'missing' };
-    if (status < 200 || status > 599) return { kind: 'none', reason: 'unreachable' };
+    // NaN and fractions (from a custom fetcher) pass none of the range checks above, so they must be named.
+    if (!Number.isInteger(status) || status < 200 || status > 599) return { kind: 'none', reason: 'unreachable' };
 
     // robots-parser picks the most specific matching group and falls back to `*` groups itself.
     const declaredSecs = robotsParser(robotsUrl, result.body).getCrawlDelay(options.userAgent);

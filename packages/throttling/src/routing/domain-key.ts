@@ -237,5 +237,11 @@ function wildcardBase(input: string): string {
 }
 
 function describe(value: unknown): string {
-    return typeof value === 'string' ? JSON.stringify(value) : `(${typeof value}) ${String(value)}`;
+    if (typeof value === 'string') return JSON.stringify(value);
+    try {
+        return `(${typeof value}) ${String(value)}`;
+    } catch {
+        // Object.create(null) or a throwing toString: the error about the value must not become another error.
+        return `(${typeof value}) ${Object.prototype.toString.call(value)}`;
+    }
 }
