@@ -86,7 +86,13 @@ export function assemble(
     };
     const gate = new OriginGate({ now, released, warn });
     const listedDomains = router.listedDomains;
+    // A restored clock is never further ahead than the longest wait a live crawl could set.
+    const restoreCapMs = (key: string) => {
+        const policy = router.policyOf(key);
+        return Math.max(policy.backoffMaxDelayMs, policy.delayMs, options.maxCrawlDelaySecs * 1000, floor.ms);
+    };
     const persister = new StatePersister({
+        restoreCapMs,
         options,
         config,
         clock,
@@ -107,7 +113,15 @@ export function assemble(
         if (entry) touch(entry);
     };
     const escalated = () => persister.saveSoon();
-    const recorder = new PacingRecorder(options, router, states, floor, { now, changed, escalated, warn, warnOnce });
+    const paces = (key: string) => registry.paces(key);
+    const recorder = new PacingRecorder(options, router, states, floor, {
+        now,
+        paces,
+        changed,
+        escalated,
+        warn,
+        warnOnce,
+    });
     const responses = new ResponseInterpreter({
         options,
         clock,
@@ -117,6 +131,7 @@ export function assemble(
         handouts,
         shared,
         recorder,
+        paces,
         warnOnce,
     });
     const completions = new CompletionTracker({

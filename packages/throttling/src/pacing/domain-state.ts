@@ -544,6 +544,23 @@ export class DomainState implements DomainStateData {
         };
     }
 
+    /**
+     * Takes over what a saved state says (clocks, counters, the rampup search), with every clock cut
+     * to at most `maxAheadMs` after `now`: a record written by a faulty clock, or edited by hand, must
+     * not put a domain to sleep for longer than a live backoff could.
+     */
+    adopt(saved: DomainState, now: number, maxAheadMs: number): void {
+        const data = saved.toJSON();
+        for (const key of NUMERIC_FIELDS) this[key] = data[key];
+        this.rampupState = saved.rampupState;
+        const latest = now + maxAheadMs;
+        for (const key of CLOCK_FIELDS) this[key] = Math.min(this[key], latest);
+        this.lastBackoffMs = Math.min(this.lastBackoffMs, maxAheadMs);
+        this.lastImposedMs = Math.min(this.lastImposedMs, maxAheadMs);
+        this.penaltyMs = Math.min(this.penaltyMs, maxAheadMs);
+        this.announcedIntervalMs = Math.min(this.announcedIntervalMs, maxAheadMs);
+    }
+
     /** Rebuilds a state from persisted data; returns undefined when the data has the wrong shape. */
     static fromJSON(data: unknown): DomainState | undefined {
         if (typeof data !== 'object' || data === null) return undefined;
@@ -565,6 +582,14 @@ export class DomainState implements DomainStateData {
         return state;
     }
 }
+
+/** The fields that are points in time a domain waits for. */
+const CLOCK_FIELDS = [
+    'nextDispatchAt',
+    'backoffUntil',
+    'decayAt',
+    'announcedUntil',
+] as const satisfies readonly (keyof DomainStateData)[];
 
 const NUMERIC_FIELDS = [
     'crawlDelayMs',

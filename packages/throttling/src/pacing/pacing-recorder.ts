@@ -10,6 +10,8 @@ import type { PacingSignal } from './pacing-signal';
 /** What the recorder tells its owner. */
 export interface PacingRecorderHost {
     now(): number;
+    /** Whether a key is paced here (throttled, and not over the domain limit). */
+    paces(key: string): boolean;
     /** The clocks of `key` changed: reschedule its queue and publish them to a shared clock. */
     changed(key: string): void;
     /** A backoff escalated: it must survive a crash, so save now. */
@@ -42,7 +44,7 @@ export class PacingRecorder {
             return true;
         }
         const key = this.router.domainKeyOf(signal.url);
-        if (key === undefined || !this.router.isThrottled(key)) return false;
+        if (key === undefined || !this.host.paces(key)) return false;
         this.states.update(key, () => undefined);
         if (signal.reason === 'rateLimited') {
             this.recordRateLimit(key, signal.waitMs);

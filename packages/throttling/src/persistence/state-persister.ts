@@ -22,6 +22,8 @@ export interface StatePersisterDeps {
     registry: DomainRegistry;
     /** Configured domains: their queues are reopened too. */
     listedDomains: Iterable<string>;
+    /** The furthest ahead a restored clock of `key` may be: the longest wait a live crawl could set. */
+    restoreCapMs(key: string): number;
     /** A domain's queue was reopened with work: schedule it. */
     restored(entry: DomainQueue): void;
     warn(message: string): void;
@@ -139,8 +141,11 @@ export class StatePersister {
         const parsed = await this.readRecord();
         if (parsed?.ok) {
             this.deps.floor.raise(parsed.floorMs);
-            for (const saved of parsed.states)
-                states.update(saved.domain, (state) => Object.assign(state, saved.toJSON()));
+            const now = this.deps.clock.now();
+            for (const saved of parsed.states) {
+                const maxAheadMs = this.deps.restoreCapMs(saved.domain);
+                states.update(saved.domain, (state) => state.adopt(saved, now, maxAheadMs));
+            }
         }
         const domains = new Set(parsed?.domains ?? []);
         for (const name of await listStoredQueueNames(config)) {

@@ -70,6 +70,17 @@ export class DomainRegistry {
         return entry;
     }
 
+    /**
+     * Whether `key` is paced here: throttled, and either known or still room for it. A domain served
+     * unthrottled from `inner` because `maxThrottledDomains` was reached gets no state, so states stay
+     * bounded on broad crawls.
+     */
+    paces(key: string): boolean {
+        if (!this.router.isThrottled(key)) return false;
+        if (this.entries.has(key) || this.options.domains !== 'all') return true;
+        return this.entries.size < this.options.maxThrottledDomains || this.options.scopes.has(key);
+    }
+
     get(key: string): DomainQueue | undefined {
         return this.entries.get(key);
     }

@@ -34,6 +34,8 @@ export interface ResponseInterpreterDeps {
     handouts: HandoutLedger;
     shared: SharedClockSync;
     recorder: PacingRecorder;
+    /** Whether a key is paced here (throttled, and not over the domain limit). */
+    paces(key: string): boolean;
     warnOnce(message: string): void;
 }
 
@@ -59,7 +61,7 @@ export class ResponseInterpreter {
         this.noteAnswer(scopeKeys, handout, triggers, now);
         const limits = parseRateLimitHeaders(info.headers, now);
         if (!triggers) {
-            if (key !== undefined && limits && router.isThrottled(key)) {
+            if (key !== undefined && limits && this.deps.paces(key)) {
                 const maxDelayMs = router.policyOf(key).backoffMaxDelayMs;
                 this.deps.states.update(key, (s) => s.announce(now, limits.remaining, limits.resetMs, maxDelayMs));
             }
@@ -82,7 +84,7 @@ export class ResponseInterpreter {
     private noteAnswer(scopeKeys: string[], handout: Handout | undefined, refused: boolean, now: number): void {
         const { router, states, floor, shared } = this.deps;
         for (const k of scopeKeys) {
-            if (!router.isThrottled(k) && !handout) continue;
+            if (handout?.domain ? !this.deps.states.read(k) && !this.deps.paces(k) : !this.deps.paces(k)) continue;
             states.update(k, (s) => {
                 s.armAfterResponse(now, floor.ms, router.policyOf(k));
                 // A run of refusals is broken, whatever the request handler makes of the answer.
