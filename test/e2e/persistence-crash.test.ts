@@ -1,12 +1,14 @@
 /**
  * Crash and resume with real processes: test/fixtures/crash-crawler.js crawls local hosts, is
  * killed with SIGKILL at seeded random moments and started again on the same storage until it
- * exits 0. Delivery is at least once: every URL is handled, none is lost, and nothing is left in
- * any queue. Needs the built package (packages/throttling/dist): `npm test` builds it first.
+ * exits 0. Nothing is tuned for the test: the crawler's own lock time (65 s) and whatever file-lock
+ * folders the kills leave behind. Delivery is at least once: every URL is handled, none is lost,
+ * nothing is left in any queue, and each start serves what the killed one had locked at once
+ * instead of waiting for its locks to expire. Needs the built package (packages/throttling/dist):
+ * `npm test` builds it first.
  */
-import { spawn } from 'node:child_process';
-import { existsSync, statSync } from 'node:fs';
-import { mkdtemp, readdir, readFile, rm, writeFile } from 'node:fs/promises';
+import { existsSync } from 'node:fs';
+import { mkdtemp, readdir, readFile, rm } from 'node:fs/promises';
 import { tmpdir } from 'node:os';
 import { join, resolve } from 'node:path';
 import { setTimeout as sleep } from 'node:timers/promises';
@@ -15,10 +17,11 @@ import { Configuration } from '@crawlee/core';
 import { MemoryStorage } from '@crawlee/memory-storage';
 
 import { seededRandom, ThrottlingRequestManager } from '../../packages/throttling/src';
+import type { Kill } from '../helpers/crash-runs';
+import { crashAndResume } from '../helpers/crash-runs';
 import type { TestServer } from '../helpers/servers';
 import { startServer } from '../helpers/servers';
 
-const FIXTURE = resolve(__dirname, '..', 'fixtures', 'crash-crawler.js');
 const BUILT = resolve(__dirname, '..', '..', 'packages', 'throttling', 'dist', 'index.js');
 
 const SEED = Number(process.env.CRASH_SEED ?? 20_260_101);
@@ -29,31 +32,16 @@ const KILL_AFTER_START_MS: [number, number] = [300, 1_500];
 // Odd-numbered kills come this long after the start handled its first URL: they land mid-crawl
 // on any machine, however slow.
 const KILL_AFTER_PROGRESS_MS: [number, number] = [50, 600];
-const LOCK_SECS = 2;
+// Under the crawler's 65 s lock: a final run that waited for the killed start's locks fails.
+const FINAL_LIMIT_MS = 50_000;
+// A resumed start hands out its first request within this (module loading excluded); waiting for
+// a dead process's locks took 40 s and more.
+const FIRST_HANDLED_WITHIN_MS = 15_000;
 const MAX_CONCURRENCY = 8;
 const HOSTS = ['127.0.0.2', '127.0.0.3', '127.0.0.4', '127.0.0.5'];
 // Hosts refusing every fifth page with 429 + Retry-After: 1.
 const REFUSING = new Set(['127.0.0.2', '127.0.0.4']);
 const PAGES_PER_HOST = 15;
-
-// A seeded PRNG (the package's own), so a failing schedule can be replayed with CRASH_SEED.
-const seeded = seededRandom;
-
-interface Kill {
-    after: 'start' | 'progress';
-    ms: number;
-}
-
-interface Start {
-    kill?: Kill;
-    handledBefore: number;
-    handledAfter: number;
-    exit: string;
-    /** `*.lock` folders of memory-storage left by the previous (killed) start, cleared first. */
-    staleLocks: number;
-    /** Request files memory-storage found cut short (and ignored) on this start. */
-    truncatedFiles: number;
-}
 
 let servers: TestServer[] = [];
 let work: string;
@@ -80,59 +68,6 @@ afterAll(async () => {
     if (work) await rm(work, { recursive: true, force: true });
 });
 
-async function lines(file: string): Promise<string[]> {
-    return existsSync(file) ? (await readFile(file, 'utf8')).split('\n').filter(Boolean) : [];
-}
-
-/** Runs the fixture once; kills it as `kill` says (if given). */
-function runChild(
-    env: NodeJS.ProcessEnv,
-    resultsFile: string,
-    kill?: Kill,
-): Promise<{ code: number | null; signal: NodeJS.Signals | null; stdout: string; stderr: string }> {
-    return new Promise((resolveRun, reject) => {
-        const { NODE_OPTIONS: _drop, ...inherited } = process.env;
-        const child = spawn(process.execPath, [FIXTURE], {
-            env: { ...inherited, ...env },
-            stdio: ['ignore', 'pipe', 'pipe'],
-        });
-        let stdout = '';
-        let stderr = '';
-        let timer: NodeJS.Timeout | undefined;
-        let poll: NodeJS.Timeout | undefined;
-        const armKill = (ms: number) => {
-            timer ??= setTimeout(() => child.kill('SIGKILL'), ms);
-        };
-        // A hung child fails the test instead of the suite timing out silently.
-        const guard = setTimeout(() => child.kill('SIGKILL'), 45_000);
-        child.stdout.on('data', (chunk: Buffer) => {
-            stdout += chunk.toString();
-            if (!kill || !stdout.includes('CRAWL-START') || timer || poll) return;
-            if (kill.after === 'start') {
-                armKill(kill.ms);
-                return;
-            }
-            const before = existsSync(resultsFile) ? statSync(resultsFile).size : 0;
-            poll = setInterval(() => {
-                if ((existsSync(resultsFile) ? statSync(resultsFile).size : 0) > before) {
-                    clearInterval(poll);
-                    armKill(kill.ms);
-                }
-            }, 10);
-        });
-        child.stderr.on('data', (chunk: Buffer) => {
-            stderr += chunk.toString();
-        });
-        child.on('error', reject);
-        child.on('exit', (code, signal) => {
-            clearTimeout(guard);
-            clearTimeout(timer);
-            clearInterval(poll);
-            resolveRun({ code, signal, stdout, stderr });
-        });
-    });
-}
-
 /** Every request file left in the storage, with whether it is handled. */
 async function storedRequests(storageDir: string): Promise<{ queue: string; url: string; handled: boolean }[]> {
     const root = join(storageDir, 'request_queues');
@@ -153,75 +88,38 @@ async function storedRequests(storageDir: string): Promise<{ queue: string; url:
 test('SIGKILLed at random moments and resumed until done: every URL handled at least once, none lost, queues empty', async () => {
     expect(existsSync(BUILT)).toBe(true); // run `npm run build` in packages/throttling first
 
-    const random = seeded(SEED);
-    const storageDir = join(work, 'storage');
-    const resultsFile = join(work, 'handled.txt');
-    const failedFile = join(work, 'failed.txt');
-    const urlsFile = join(work, 'urls.json');
+    const random = seededRandom(SEED);
     const urls = servers.flatMap((s) => Array.from({ length: PAGES_PER_HOST }, (_, i) => s.url(`/page/${i + 1}`)));
-    await writeFile(urlsFile, JSON.stringify(urls));
-    const env = {
-        CRAWLEE_STORAGE_DIR: storageDir,
-        CRAWLEE_PURGE_ON_START: '0',
-        CRASH_URLS_FILE: urlsFile,
-        CRASH_RESULTS_FILE: resultsFile,
-        CRASH_FAILED_FILE: failedFile,
-        CRASH_LOCK_SECS: String(LOCK_SECS),
-    };
-
+    const kills: Kill[] = Array.from({ length: KILLS }, (_, i) => {
+        const [min, max] = i % 2 === 0 ? KILL_AFTER_START_MS : KILL_AFTER_PROGRESS_MS;
+        return { after: i % 2 === 0 ? 'start' : 'progress', ms: Math.round(min + random() * (max - min)) };
+    });
     const started = Date.now();
-    const starts: Start[] = [];
-    let kills = 0;
-    for (;;) {
-        expect(starts.length).toBeLessThan(KILLS + 10);
-        let kill: Kill | undefined;
-        if (kills < KILLS) {
-            const [min, max] = kills % 2 === 0 ? KILL_AFTER_START_MS : KILL_AFTER_PROGRESS_MS;
-            kill = { after: kills % 2 === 0 ? 'start' : 'progress', ms: Math.round(min + random() * (max - min)) };
-        }
-        const handledBefore = (await lines(resultsFile)).length;
-        // Stale file locks are cleared on starts that get killed; the last start meets them as they are.
-        const { code, signal, stdout, stderr } = await runChild(
-            { ...env, CRASH_CLEAR_STALE_LOCKS: kill ? '1' : '0' },
-            resultsFile,
-            kill,
-        );
-        starts.push({
-            kill,
-            handledBefore,
-            handledAfter: (await lines(resultsFile)).length,
-            exit: signal ?? String(code),
-            staleLocks: Number(/STALE-LOCKS (\d+)/.exec(stdout)?.[1] ?? 0),
-            truncatedFiles: stderr.split('has invalid JSON content').length - 1,
-        });
-        if (signal === 'SIGKILL' && kill) {
-            kills += 1;
-            continue;
-        }
-        if (code !== 0)
-            throw new Error(
-                `the crawler exited with ${signal ?? code} (start ${starts.length}):\n${stderr}\n${stdout.slice(-2_000)}`,
-            );
-        break;
-    }
+    const run = await crashAndResume({ mode: 'throttler', dir: work, urls, kills, finalLimitMs: FINAL_LIMIT_MS });
     const durationMs = Date.now() - started;
+    const { starts, storageDir, handled, failed } = run;
+    const killed = starts.filter((s) => s.kill && s.exit === 'SIGKILL').length;
 
-    const handled = await lines(resultsFile);
     const counts = new Map<string, number>(urls.map((u) => [u, 0]));
     for (const url of handled) counts.set(url, (counts.get(url) ?? 0) + 1);
     const strangers = [...counts.keys()].filter((u) => !urls.includes(u));
     const lost = urls.filter((u) => counts.get(u) === 0);
     const handledTwice = urls.filter((u) => counts.get(u)! > 1).length;
-    const failed = await lines(failedFile);
     const pagesSent = servers.reduce((sum, s) => sum + s.pages().length, 0);
     const refused = servers.reduce((sum, s) => sum + s.pages().filter((p) => p.status === 429).length, 0);
 
-    console.log(`CRASH FIGURES ${JSON.stringify({ kills, urls: urls.length, handledTwice, lost: lost.length })}`);
+    console.log(
+        `CRASH FIGURES ${JSON.stringify({ kills: killed, urls: urls.length, handledTwice, lost: lost.length, finalRunMs: run.final.durationMs, finalFirstHandledMs: run.final.firstHandledMs })}`,
+    );
     console.log(
         `crash details ${JSON.stringify({ seed: SEED, starts: starts.length, durationMs, handledLines: handled.length, pagesSent, refused429: refused, failed: failed.length, runs: starts })}`,
     );
 
-    expect(kills).toBeGreaterThanOrEqual(5);
+    expect(killed).toBeGreaterThanOrEqual(5);
+    expect(run.finished).toBe(true);
+    // Every start that handled anything began at once: none sat out a dead process's locks.
+    for (const start of starts.filter((s) => s.firstHandledMs !== undefined))
+        expect(start.firstHandledMs).toBeLessThan(FIRST_HANDLED_WITHIN_MS);
     // Kills landed mid-crawl: every kill timed by progress hit a start that was handling pages,
     // and work was still left for the last start.
     expect(starts.filter((s) => s.kill?.after === 'progress' && s.handledAfter > s.handledBefore)).toHaveLength(
@@ -232,7 +130,7 @@ test('SIGKILLed at random moments and resumed until done: every URL handled at l
     expect(failed).toEqual([]);
     expect(lost).toEqual([]);
     // At least once, not "again from scratch": a kill can repeat only what was in flight.
-    expect(handledTwice).toBeLessThanOrEqual(kills * MAX_CONCURRENCY);
+    expect(handledTwice).toBeLessThanOrEqual(killed * MAX_CONCURRENCY);
 
     // Nothing left anywhere: every stored request is handled...
     const stored = await storedRequests(storageDir);

@@ -1,5 +1,8 @@
-import { RequestQueue } from '@crawlee/core';
+import { Configuration, RequestQueue } from '@crawlee/core';
 import { dirname, join } from 'node:path';
+
+import type { StaleLockRelease } from './stale-locks';
+import { releaseDeadProcessLocks } from './stale-locks';
 
 /**
  * Slots of the deduplication cache of each domain queue. Crawlee 3.16+ gives every RequestQueue a
@@ -56,11 +59,15 @@ function useSmallDedupCache(): () => void {
 }
 
 /**
- * The RequestQueue behind one `throttled-<domain>` name: Crawlee's own queue (locking, persistence,
- * crash recovery unchanged), built with a deduplication cache sized for one domain.
- * `DomainRequestQueue.open(name, { config })` opens it like `RequestQueue.open`.
+ * The RequestQueue behind one `throttled-<domain>` name: Crawlee's own queue (locking, persistence
+ * unchanged), built with a deduplication cache sized for one domain.
+ * `DomainRequestQueue.open(name, { config })` opens it like `RequestQueue.open`, and on local
+ * storage first hands back the requests a killed process had locked (see releaseDeadProcessLocks).
  */
 export class DomainRequestQueue extends RequestQueue {
+    /** The release of a dead process's locks, run once on this queue's first open. */
+    staleLockRelease?: Promise<StaleLockRelease | undefined>;
+
     constructor(...args: ConstructorParameters<typeof RequestQueue>) {
         const restore = useSmallDedupCache();
         try {
@@ -68,6 +75,19 @@ export class DomainRequestQueue extends RequestQueue {
         } finally {
             restore();
         }
+    }
+
+    static override async open(...args: Parameters<typeof RequestQueue.open>): Promise<DomainRequestQueue> {
+        const queue = (await super.open(...args)) as DomainRequestQueue;
+        const [, options = {}] = args;
+        // Crawlee caches opened queues, so a second open in this process gets the same instance and
+        // waits for the same release.
+        queue.staleLockRelease ??= releaseDeadProcessLocks(
+            queue,
+            options.storageClient ?? (options.config ?? Configuration.getGlobalConfig()).getStorageClient(),
+        );
+        await queue.staleLockRelease;
+        return queue;
     }
 }
 
