@@ -40,20 +40,47 @@ function setup(options: Partial<ThrottlingRequestManagerOptions> = {}) {
 const snap = (manager: ThrottlingRequestManager, key: string) => manager.snapshot().find((s) => s.domain === key);
 
 describe('origin checks (robots.txt) per origin, re-read when stale', () => {
-    test('under registrableDomain every origin of a key is checked, and the key is paced by the largest delay', async () => {
-        const { manager } = setup({ throttleBy: 'registrableDomain' });
+    test("under registrableDomain every origin of a key is checked, one at a time at the key's pace, and the key is paced by the largest delay", async () => {
+        const { manager, clock } = setup({ throttleBy: 'registrableDomain' });
         const gate = manualGate(manager);
         await manager.addRequest({ url: 'https://a.example.com/1' });
         await manager.addRequest({ url: 'https://b.example.com/1' });
         await manager.addRequest({ url: 'https://a.example.com/2' });
 
-        expect(gate.checked.sort()).toEqual(['https://a.example.com', 'https://b.example.com']);
+        // robots.txt requests obey the key's concurrency (1 by default) like any other request (#11 2.f).
+        expect(gate.checked).toEqual(['https://a.example.com']);
         // Held while its origins are being checked.
         expect(await manager.fetchNextRequest()).toBeNull();
-        await gate.answer((origin) => (origin.startsWith('https://b.') ? 2_000 : 500));
+        await gate.answer(() => 500);
+        expect(gate.checked).toEqual(['https://a.example.com']);
+        // ...and its interval: the next origin's robots.txt waits the crawl delay the first declared.
+        expect(await manager.fetchNextRequest()).toBeNull();
+        expect(gate.checked).toHaveLength(1);
+        clock.advance(500);
+        expect(await manager.fetchNextRequest()).toBeNull();
+        expect(gate.checked).toEqual(['https://a.example.com', 'https://b.example.com']);
+        await gate.answer(() => 2_000);
 
         expect(snap(manager, 'example.com')).toMatchObject({ crawlDelayMs: 2_000, intervalMs: 2_000 });
+        clock.advance(2_000);
         expect(await manager.fetchNextRequest()).not.toBeNull();
+    });
+
+    test("robots.txt checks of many subdomains take the key's slots: never more in flight than its concurrency", async () => {
+        const { manager, clock } = setup({ throttleBy: 'registrableDomain', concurrency: 2 });
+        const gate = manualGate(manager);
+        for (let i = 0; i < 6; i++) await manager.addRequest({ url: `https://s${i}.example.com/1` });
+        expect(gate.running()).toBe(2);
+        expect(snap(manager, 'example.com')).toMatchObject({ inFlight: 2, dispatched: 0 });
+        let most = 0;
+        for (let round = 0; round < 6 && gate.checked.length < 6; round++) {
+            await gate.answer(() => 0);
+            clock.advance(1);
+            await manager.fetchNextRequest();
+            most = Math.max(most, gate.running());
+        }
+        expect(gate.checked).toHaveLength(6);
+        expect(most).toBeLessThanOrEqual(2);
     });
 
     test('an origin first met at dispatch time (the head of a restored queue) is checked before its request goes out', async () => {
@@ -74,6 +101,8 @@ describe('origin checks (robots.txt) per origin, re-read when stale', () => {
         const gate = manualGate(manager, DAY);
         for (let i = 0; i < 4; i++) await manager.addRequest({ url: `https://a.com/${i}` });
         await gate.answer(() => 1_000);
+        // The robots.txt request itself opened the crawl-delay window.
+        clock.advance(1_000);
         const first = await manager.fetchNextRequest();
         await manager.markRequestHandled(first!);
         expect(snap(manager, 'a.com')).toMatchObject({ crawlDelayMs: 1_000 });
@@ -93,6 +122,8 @@ describe('origin checks (robots.txt) per origin, re-read when stale', () => {
         // The site dropped its Crawl-delay: the key is no longer held to it.
         await gate.answer(() => 0);
         expect(snap(manager, 'a.com')).toMatchObject({ crawlDelayMs: 0 });
+        // The re-read went out under the old delay, whose window it opened.
+        clock.advance(1_000);
         const third = await manager.fetchNextRequest();
         expect(third).not.toBeNull();
         await manager.markRequestHandled(third!);

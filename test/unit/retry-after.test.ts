@@ -180,3 +180,10 @@ describe('parseRetryAfter: absent and repeated headers', () => {
         expect(parseRetryAfter(['-1', '1.5', ''], NOW)).toBeUndefined();
     });
 });
+
+describe('parseRetryAfter: whole milliseconds', () => {
+    it('a date against a fractional now gives a whole, positive wait (fast-check found -5e-324)', () => {
+        expect(parseRetryAfter('Thu, 01 Jan 1970 00:00:00 GMT', -5e-324)).toBe(1);
+        expect(parseRetryAfter('Thu, 01 Jan 1970 00:00:01 GMT', 0.25)).toBe(1_000);
+    });
+});

@@ -1,6 +1,7 @@
 import type { Configuration } from '@crawlee/core';
 
 import { CompletionTracker } from './dispatch/completion-tracker';
+import type { Ticket } from './dispatch/dispatcher';
 import { Dispatcher } from './dispatch/dispatcher';
 import { DomainFetcher } from './dispatch/domain-fetcher';
 import { HandoutLedger } from './dispatch/handout-ledger';
@@ -84,7 +85,14 @@ export function assemble(
         touch(entry);
         wake.wake();
     };
-    const gate = new OriginGate({ now, released, warn });
+    const gate = new OriginGate({
+        now,
+        readyAt: (entry, at) => dispatcher.readyAt(entry, at),
+        openProbe: (entry, at) => dispatcher.open(entry, at, true),
+        finishProbe: (ticket) => dispatcher.finishProbe(ticket as Ticket),
+        released,
+        warn,
+    });
     const listedDomains = router.listedDomains;
     // A restored clock is never further ahead than the longest wait a live crawl could set.
     const restoreCapMs = (key: string) => {

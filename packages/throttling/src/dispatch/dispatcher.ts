@@ -47,10 +47,10 @@ export class Dispatcher {
      * held) when the shared clock says not yet; the domain is then held until it allows. If the shared
      * clock throws, the window is given back before the error goes on.
      */
-    open(entry: DomainQueue, now: number): Ticket | undefined {
+    open(entry: DomainQueue, now: number, probe = false): Ticket | undefined {
         const policy = this.router.policyOf(entry.key);
         const reservation = this.states.update(entry.key, (s) =>
-            s.dispatch(now, this.floor.ms, policy, this.options.random),
+            s.dispatch(now, this.floor.ms, policy, this.options.random, probe),
         );
         const ticket: Ticket = { entry, reservation, now };
         let granted: boolean;
@@ -76,6 +76,20 @@ export class Dispatcher {
     rollback(ticket: Ticket): void {
         this.states.update(ticket.entry.key, (s) => s.cancelDispatch(ticket.reservation));
         this.shared.settle(ticket.entry, this.clock.now());
+    }
+
+    /**
+     * A probe (robots.txt) that went out got its answer, or none: frees its slot and, for a
+     * one-at-a-time scope, counts the interval from now, as for a request's response.
+     */
+    finishProbe(ticket: Ticket): void {
+        const now = this.clock.now();
+        const policy = this.router.policyOf(ticket.entry.key);
+        this.states.update(ticket.entry.key, (s) => {
+            s.release(ticket.reservation.slot);
+            s.armAfterResponse(now, this.floor.ms, policy);
+        });
+        this.shared.settle(ticket.entry, now);
     }
 
     /** The request goes out: remembers where it came from and what it holds. */

@@ -43,6 +43,11 @@ export class DomainFetcher {
         const { registry, scheduler, dispatcher, clock } = this.deps;
         const queue = await registry.open(entry);
         const now = clock.now();
+        if (entry.awaitsCheck) {
+            // Its origin checks go first, at the key's pace.
+            this.deps.gate.startDue(entry);
+            return 'next';
+        }
         // Another fetch may have filed and served the domain while its queue opened.
         if (entry.queued <= 0 || entry.gated || dispatcher.readyAt(entry, now) > now) {
             scheduler.touch(entry, now);

@@ -102,6 +102,8 @@ export interface DispatchReservation {
     /** The concurrency slot taken. */
     readonly slot: number;
     readonly previousSlotNextAt: number;
+    /** A probe of the site (robots.txt), not a request: not counted as dispatched. */
+    readonly probe?: boolean;
 }
 
 /** The pacing a domain gets when no policy is given: one clock, no concurrency cap. */
@@ -328,6 +330,7 @@ export class DomainState implements DomainStateData {
         floorMs: number,
         policy: PacingPolicy = UNLIMITED,
         random: () => number = Math.random,
+        probe = false,
     ): DispatchReservation {
         const limit = this.concurrencyLimit(policy);
         const { slot } = this.freeSlot(limit);
@@ -342,6 +345,7 @@ export class DomainState implements DomainStateData {
             armedNextDispatchAt: now + interval,
             slot,
             previousSlotNextAt: this.slotNextAt[slot] ?? 0,
+            probe,
         };
         this.nextDispatchAt = reservation.armedNextDispatchAt;
         if (slot >= 0) {
@@ -349,6 +353,8 @@ export class DomainState implements DomainStateData {
             this.busySlots += 1;
             this.slotNextAt[slot] = now + applyJitter(policy.delayPerSlotMs, policy.jitter, random);
         }
+        // A probe (robots.txt) is paced like a request but is none: no count, no rampup sample.
+        if (probe) return reservation;
         if (policy.rampup) this.ramp(policy.rampup).onDispatch(now, policy.rampup);
         this.dispatched += 1;
         return reservation;
@@ -377,7 +383,7 @@ export class DomainState implements DomainStateData {
             this.release(reservation.slot);
             this.slotNextAt[reservation.slot] = reservation.previousSlotNextAt;
         }
-        this.dispatched -= 1;
+        if (!reservation.probe) this.dispatched -= 1;
     }
 
     /**

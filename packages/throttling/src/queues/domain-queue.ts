@@ -13,8 +13,10 @@ export class DomainQueue {
     queued = 0;
     /** Where the domain sits in the scheduler, so it is never filed twice. */
     scheduled?: 'ring' | 'heap';
-    /** Origin checks (robots.txt) still running; the domain is not scheduled while any runs. */
+    /** Origin checks (robots.txt) running; the domain's requests wait while any runs. */
     gatesPending = 0;
+    /** Origin checks due but not started, by origin (the URL to check): each waits for the key's pace. */
+    readonly checksDue = new Map<string, string>();
     /** When each origin of the domain was last checked, so the check runs once per origin (and again when stale). */
     readonly checkedOrigins = new Map<string, number>();
     /** Origins whose check already got its one retry (robots.txt answered 429). */
@@ -38,9 +40,14 @@ export class DomainQueue {
         readonly queueName: string,
     ) {}
 
-    /** Held until its origin checks (robots.txt) finish. */
+    /** Requests are held until its origin checks (robots.txt) finish. */
     get gated(): boolean {
-        return this.gatesPending > 0;
+        return this.gatesPending > 0 || this.checksDue.size > 0;
+    }
+
+    /** Held only by checks that wait for the key's pace: the scheduler files it so they can start. */
+    get awaitsCheck(): boolean {
+        return this.checksDue.size > 0;
     }
 
     /** The opened queue; only valid after the scheduler opened it. */

@@ -70,7 +70,8 @@ function parseSingleValue(text: string, nowMs: number): number | undefined {
     }
     const dateMs = parseHttpDate(text, nowMs);
     if (dateMs === undefined) return undefined;
-    const waitMs = dateMs - nowMs;
+    // Whole milliseconds: a fractional `now` must not yield a sub-millisecond (or denormal) wait.
+    const waitMs = Math.ceil(dateMs - nowMs);
     if (!Number.isFinite(waitMs) || waitMs <= 0) return undefined;
     return Math.min(waitMs, Number.MAX_SAFE_INTEGER);
 }

@@ -25,18 +25,28 @@ export interface DomainGateOptions {
     recheckAfterMs?: number;
 }
 
-/** What the gate needs from its owner: the time, and a way to say a domain may be scheduled again. */
+/** What the gate needs from its owner: the time, the key's pace, and a way to reschedule a domain. */
 export interface OriginGateHost {
     now(): number;
-    /** The domain's checks settled: file it again and wake the crawler. */
+    /** When the key may send next (its clocks and slots), as for a request. */
+    readyAt(entry: DomainQueue, now: number): number;
+    /** Takes a window and a slot of the key for a probe; undefined when another process holds it. */
+    openProbe(entry: DomainQueue, now: number): ProbeTicket | undefined;
+    /** The probe got its answer (or none): frees its slot, re-arms a one-at-a-time interval. */
+    finishProbe(ticket: ProbeTicket): void;
+    /** The domain may be scheduled again (a check is due, or settled): file it and wake the crawler. */
     released(entry: DomainQueue): void;
     warn(message: string): void;
 }
 
+/** The window a probe took; opaque to the gate. */
+export type ProbeTicket = object;
+
 /**
- * Holds a domain back while the check of one of its origins (robots.txt) runs, and decides when an
- * origin is due for a check: first contact, a stale check, or the one retry of a check that learned
- * nothing.
+ * Holds a domain back while the check of one of its origins (robots.txt) is due or runs, decides
+ * when an origin is due (first contact, a stale check, or the one retry of a check that learned
+ * nothing), and starts checks at the key's pace: each takes a window and a slot like a request, so
+ * the robots.txt files of many subdomains under one key are not fetched all at once.
  */
 export class OriginGate {
     // The check to run; undefined until the crawler integration sets one.
@@ -58,35 +68,63 @@ export class OriginGate {
     isDue(entry: DomainQueue, url: string, now: number, atDispatch = false): boolean {
         if (!this.gate) return false;
         const origin = originOf(url);
+        if (entry.checksDue.has(origin)) return false;
         if (atDispatch && entry.retryPending.has(origin)) return true;
         const checkedAt = entry.checkedOrigins.get(origin);
         return checkedAt === undefined || now - checkedAt >= this.recheckAfterMs;
     }
 
-    /** Starts the check of the origin of `url` if it is due, holding the domain back until it settles. */
+    /** Holds the domain for a check of the origin of `url` if one is due, and starts it when the pace allows. */
     checkIfDue(entry: DomainQueue, url: string, atDispatch = false): void {
-        const gate = this.gate;
         const now = this.host.now();
-        if (!gate || !this.isDue(entry, url, now, atDispatch)) return;
+        if (!this.gate || !this.isDue(entry, url, now, atDispatch)) return;
         const origin = originOf(url);
         entry.retryPending.delete(origin);
         entry.checkedOrigins.set(origin, now);
-        entry.gatesPending += 1;
-        const release = (outcome?: void | DomainGateOutcome) => {
-            if (outcome === 'retry' && !entry.retriedOrigins.has(origin)) {
-                entry.retriedOrigins.add(origin);
-                entry.retryPending.add(origin);
-            }
-            // Counted from when the answer came, so the next check finds the robots.txt cache expired too.
-            entry.checkedOrigins.set(origin, this.host.now());
-            entry.gatesPending -= 1;
-            this.host.released(entry);
-        };
-        gate(entry.key, url).then(release, (error: unknown) => {
-            this.host.warn(
-                `The first-dispatch check of ${origin} (${entry.key}) failed; crawling it without: ${String(error)}`,
-            );
-            release();
-        });
+        entry.checksDue.set(origin, url);
+        this.startDue(entry);
+    }
+
+    /** Starts the due checks of a domain that its key's clocks and slots allow now; files it for the rest. */
+    startDue(entry: DomainQueue): void {
+        const gate = this.gate;
+        for (const [origin, url] of entry.checksDue) {
+            const now = this.host.now();
+            if (!gate || this.host.readyAt(entry, now) > now) break;
+            const ticket = this.openProbe(entry, now);
+            if (!ticket) break;
+            entry.checksDue.delete(origin);
+            entry.gatesPending += 1;
+            const settle = (outcome?: void | DomainGateOutcome) => this.settled(entry, origin, ticket, outcome);
+            gate(entry.key, url).then(settle, (error: unknown) => {
+                this.host.warn(
+                    `The first-dispatch check of ${origin} (${entry.key}) failed; crawling it without: ${String(error)}`,
+                );
+                settle();
+            });
+        }
+        if (entry.checksDue.size > 0) this.host.released(entry);
+    }
+
+    private openProbe(entry: DomainQueue, now: number): ProbeTicket | undefined {
+        try {
+            return this.host.openProbe(entry, now);
+        } catch (error) {
+            this.host.warn(`Could not reserve a window for the robots.txt check of ${entry.key}: ${String(error)}`);
+            return undefined;
+        }
+    }
+
+    private settled(entry: DomainQueue, origin: string, ticket: ProbeTicket, outcome?: void | DomainGateOutcome): void {
+        this.host.finishProbe(ticket);
+        if (outcome === 'retry' && !entry.retriedOrigins.has(origin)) {
+            entry.retriedOrigins.add(origin);
+            entry.retryPending.add(origin);
+        }
+        // Counted from when the answer came, so the next check finds the robots.txt cache expired too.
+        entry.checkedOrigins.set(origin, this.host.now());
+        entry.gatesPending -= 1;
+        this.host.released(entry);
+        this.startDue(entry);
     }
 }

@@ -30,7 +30,7 @@ export class Scheduler {
 
     /** Files a domain with work where it belongs (ring or heap) unless it is filed already. */
     touch(entry: DomainQueue, now: number): void {
-        if (entry.queued <= 0 || entry.scheduled || entry.gated) return;
+        if (entry.queued <= 0 || entry.scheduled || (entry.gated && !entry.awaitsCheck)) return;
         const readyAt = this.view.readyAt(entry, now);
         // All slots busy: a completion touches the domain again.
         if (readyAt === Number.POSITIVE_INFINITY) {
@@ -75,7 +75,7 @@ export class Scheduler {
             const entry = this.ring.shift();
             if (!entry) return undefined;
             entry.scheduled = undefined;
-            if (entry.queued <= 0 || entry.gated) continue;
+            if (entry.queued <= 0 || (entry.gated && !entry.awaitsCheck)) continue;
             if (this.view.readyAt(entry, now) > now) {
                 this.touch(entry, now);
                 continue;
@@ -115,7 +115,7 @@ export class Scheduler {
     }
 
     private isServable(entry: DomainQueue, now: number): boolean {
-        return entry.queued > 0 && !entry.gated && this.view.readyAt(entry, now) <= now;
+        return entry.queued > 0 && (!entry.gated || entry.awaitsCheck) && this.view.readyAt(entry, now) <= now;
     }
 
     /** Moves every domain whose clocks have run out from the heap to the ring. */
