@@ -3,6 +3,7 @@ import { log as crawleeLog } from '@crawlee/core';
 
 import { ThrottlingOptionsError } from '../errors';
 import type { RobotsFetcher, RobotsVerdict } from '../robots/robots-crawl-delay';
+import type { StreamingHttpClient } from '../robots/crawler-robots-fetcher';
 import { robotsFetcherOfHttpClient } from '../robots/crawler-robots-fetcher';
 import { DEFAULT_ROBOTS_TTL_MS, loadGotScraping, RobotsCrawlDelayCache } from '../robots/robots-crawl-delay';
 import { parseRetryAfter } from '../response/retry-after';
@@ -22,28 +23,12 @@ export interface AttachableCrawler {
     sameDomainDelayMillis?: number;
     retryOnBlocked?: boolean;
     sessionPool?: unknown;
-    /** Crawlee's `BaseHttpClient` (every 3.x crawler has one; got-scraping unless the user chose another). */
-    httpClient?: CrawlerHttpClient;
+    /**
+     * Crawlee's `BaseHttpClient` (every 3.x crawler has one; got-scraping unless the user chose
+     * another). robots.txt is fetched with its `stream()`, so the body can be cut while it downloads.
+     */
+    httpClient?: Partial<StreamingHttpClient> | object;
     log?: { info(message: string): void };
-}
-
-/** The part of Crawlee 3.x's `BaseHttpClient` the robots.txt fetch uses. */
-export interface CrawlerHttpClient {
-    sendRequest(request: {
-        url: string;
-        method: 'GET';
-        headers: Record<string, string>;
-        proxyUrl?: string;
-        followRedirect: boolean;
-        maxRedirects: number;
-        throwHttpErrors: boolean;
-        timeout: { request: number };
-    }): Promise<{
-        statusCode: number;
-        headers: Record<string, string | string[] | undefined>;
-        body?: unknown;
-        rawBody?: unknown;
-    }>;
 }
 
 // Made on use, so a log level set after this module loaded still applies.
