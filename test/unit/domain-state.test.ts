@@ -4,7 +4,7 @@ import {
     STALL_DISPATCH_SLACK_MS,
 } from '../../packages/throttling/src/pacing/domain-state';
 
-const policy = { baseDelayMs: 2_000, maxDelayMs: 60_000 };
+const policy = { backoffMinDelayMs: 2_000, backoffMaxDelayMs: 60_000 };
 const T0 = 1_000_000;
 
 describe('DomainState: two clocks', () => {
@@ -111,7 +111,7 @@ describe('DomainState: backoff', () => {
         const s = new DomainState('a.com');
         let now = T0;
         for (let i = 0; i < 100; i++) {
-            s.recordRateLimit(now, undefined, { baseDelayMs: 1, maxDelayMs: Number.MAX_SAFE_INTEGER });
+            s.recordRateLimit(now, undefined, { backoffMinDelayMs: 1, backoffMaxDelayMs: Number.MAX_SAFE_INTEGER });
             now = s.backoffUntil;
         }
         expect(s.backoffExponent).toBe(MAX_BACKOFF_EXPONENT);

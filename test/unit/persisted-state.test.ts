@@ -12,8 +12,8 @@ function busyState(domain: string): DomainState {
     const s = new DomainState(domain);
     s.setCrawlDelay(1_500);
     s.dispatch(T0, 250);
-    s.recordRateLimit(T0 + 10, 30_000, { baseDelayMs: 2_000, maxDelayMs: 60_000 });
-    s.recordRateLimit(T0 + 50_000, undefined, { baseDelayMs: 2_000, maxDelayMs: 60_000 });
+    s.recordRateLimit(T0 + 10, 30_000, { backoffMinDelayMs: 2_000, backoffMaxDelayMs: 60_000 });
+    s.recordRateLimit(T0 + 50_000, undefined, { backoffMinDelayMs: 2_000, backoffMaxDelayMs: 60_000 });
     s.recordSuccess();
     return s;
 }

@@ -125,7 +125,11 @@ describe('parseRetryAfter: properties', () => {
                 const state = new DomainState('example.com');
                 for (const header of headers) {
                     const wait = parseRetryAfter(header as string | undefined, now);
-                    state.recordRateLimit(now, wait, { baseDelayMs: 1, maxDelayMs: max, random: () => 0.5 });
+                    state.recordRateLimit(now, wait, {
+                        backoffMinDelayMs: 1,
+                        backoffMaxDelayMs: max,
+                        random: () => 0.5,
+                    });
                     expect(state.backoffUntil - now).toBeLessThanOrEqual(max);
                 }
             }),

@@ -1,3 +1,5 @@
+import { DEFAULT_PERSIST_STATE_KEY } from '../queues/queue-namespace';
+import { DEFAULT_MAX_CRAWL_DELAY_SECS } from '../robots/robots-crawl-delay';
 import type { Configuration, IRequestManager } from '@crawlee/core';
 import { z } from 'zod';
 
@@ -415,13 +417,13 @@ export function resolveThrottlingOptions(options: ThrottlingRequestManagerOption
         minCrawlDelayMs: (o.minCrawlDelaySecs ?? 0) * 1000,
         maxDomainStallMs: (o.maxDomainStallSecs ?? 900) * 1000,
         maxThrottledDomains: o.maxThrottledDomains ?? 100,
-        persistStateKey: o.persistStateKey ?? 'CRAWLEE_THROTTLED_DOMAINS',
+        persistStateKey: o.persistStateKey ?? DEFAULT_PERSIST_STATE_KEY,
         requestManagerOpener: o.requestManagerOpener,
         clock: o.clock ?? systemClock,
         stateStore: o.stateStore,
         sharedClock: o.sharedClock,
         respectCrawlDelay: o.respectCrawlDelay ?? true,
-        maxCrawlDelaySecs: o.maxCrawlDelaySecs ?? 60,
+        maxCrawlDelaySecs: o.maxCrawlDelaySecs ?? DEFAULT_MAX_CRAWL_DELAY_SECS,
         robotsUserAgent: o.robotsUserAgent,
         robotsFetcher: o.robotsFetcher,
         sameDomainDelay: o.sameDomainDelay ?? 'fold',

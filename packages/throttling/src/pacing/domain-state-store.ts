@@ -42,9 +42,4 @@ export class InMemoryDomainStateStore implements DomainStateStore {
     clear(): void {
         this.states.clear();
     }
-
-    /** Puts a restored state in place (used when resuming from persisted state). */
-    restore(state: DomainState): void {
-        this.states.set(state.domain, state);
-    }
 }

@@ -15,8 +15,27 @@
 
 import type { ResolvedPolicy } from '../options/policy';
 import { applyJitter, POLICY_DEFAULTS } from '../options/policy';
-import type { RampupData, RampupPolicy } from './rampup';
+import type {
+    BackoffPolicy,
+    DispatchReservation,
+    IntervalReason,
+    PacingPolicy,
+    RateLimitOutcome,
+} from './domain-state-types';
+import { DomainStateRecord } from './domain-state-record';
+import { NUMERIC_FIELDS, UNLIMITED } from './domain-state-types';
+import { SlotPool } from './slot-pool';
+import type { RampupPolicy } from './rampup';
 import { RAMPUP_DEFAULTS as RAMPUP_FALLBACK, RampupState } from './rampup';
+
+export type {
+    BackoffPolicy,
+    DispatchReservation,
+    DomainStateData,
+    IntervalReason,
+    PacingPolicy,
+    RateLimitOutcome,
+} from './domain-state-types';
 
 /** Exponent cap: 2^20 × base is far beyond any sane cap, and keeps the arithmetic finite. */
 export const MAX_BACKOFF_EXPONENT = 20;
@@ -28,136 +47,12 @@ export const MAX_BACKOFF_EXPONENT = 20;
  */
 export const STALL_DISPATCH_SLACK_MS = 2_000;
 
-/** The serialisable part of a domain's state (what is persisted and restored). */
-export interface DomainStateData {
-    domain: string;
-    /** Crawl delay declared for the domain (robots.txt `Crawl-delay`), in ms; 0 when none. */
-    crawlDelayMs: number;
-    /** Crawl-delay clock: earliest time of the next dispatch. */
-    nextDispatchAt: number;
-    /** Backoff clock: no dispatch before this time. 0 when never backed off. */
-    backoffUntil: number;
-    /** How many escalations since the last decay; the next exponential wait is base × factor^exponent. */
-    backoffExponent: number;
-    /** The wait imposed by the last escalation, in ms. */
-    lastBackoffMs: number;
-    /** After this time without a new refusal the exponent starts over. 0 when nothing to decay. */
-    decayAt: number;
-    /** Start of the current unbroken run of refusals; 0 when the domain is not refusing. */
-    refusingSince: number;
-    /** Time of the last refusal; 0 when none. */
-    lastRefusalAt: number;
-    /** Refusing time accumulated in the current run (idle time and crawl delay excluded). */
-    stallMs: number;
-    /** The wait imposed at the last refusal (remaining backoff at that moment), in ms. */
-    lastImposedMs: number;
-    /** Pacing raised by backoff triggers, in ms; decays one factor per quiet window. */
-    penaltyMs: number;
-    /** Time of the last backoff trigger (escalation); 0 when none. */
-    lastTriggerAt: number;
-    /** Pacing announced by the server (quota left over the time to its reset), in ms. */
-    announcedIntervalMs: number;
-    /** Until when the announced pacing applies. */
-    announcedUntil: number;
-    /** Start of the current quota window, and the cost spent in it. */
-    quotaWindowStart: number;
-    quotaSpent: number;
-    /** The rampup search, when the scope ramps up. */
-    rampup?: RampupData;
-    /** Counters for users and reports. */
-    dispatched: number;
-    refusals: number;
-    handled: number;
-}
-
-/** What a rate-limit signal did to the backoff clock. */
-export interface RateLimitOutcome {
-    /** False when the refusal arrived while the backoff clock was already running (a burst). */
-    escalated: boolean;
-    /** The wait now in force, in ms from the refusal. */
-    waitMs: number;
-    /** Set when the wait was cut to `maxDelayMs`: which source asked for more. */
-    cappedFrom?: { source: 'retry-after' | 'exponential'; requestedMs: number };
-}
-
-/** Parameters of the backoff, resolved from the options (a subset of the scope's policy). */
-export interface BackoffPolicy {
-    baseDelayMs: number;
-    maxDelayMs: number;
-    factor?: number;
-    windowMs?: number;
-    jitter?: readonly [number, number];
-    random?: () => number;
-    /** With rampup, the search paces after a trigger instead of raised pacing. */
-    rampup?: RampupPolicy;
-}
-
-/** Why the interval between dispatches is what it is (for the snapshot). */
-export type IntervalReason = 'none' | 'configured' | 'rampup' | 'crawl-delay' | 'floor' | 'backoff' | 'announced';
-
-/** Undo token of a dispatch, for a fetch that turned out to have nothing to hand out. */
-export interface DispatchReservation {
-    readonly previousNextDispatchAt: number;
-    readonly armedNextDispatchAt: number;
-    /** The concurrency slot taken. */
-    readonly slot: number;
-    readonly previousSlotNextAt: number;
-    /** A probe of the site (robots.txt), not a request: not counted as dispatched. */
-    readonly probe?: boolean;
-}
-
-/** The pacing a domain gets when no policy is given: one clock, no concurrency cap. */
-const UNLIMITED: Pick<
-    ResolvedPolicy,
-    'concurrency' | 'delayMs' | 'delayPerSlotMs' | 'jitter' | 'ignoreRobotsCrawlDelay' | 'explicit'
-> = {
-    concurrency: Number.POSITIVE_INFINITY,
-    delayMs: 0,
-    delayPerSlotMs: 0,
-    jitter: undefined,
-    ignoreRobotsCrawlDelay: false,
-    explicit: { concurrency: false, delay: false },
-};
-
-/** The part of a policy that pacing decisions read. */
-export type PacingPolicy = Pick<
-    ResolvedPolicy,
-    'concurrency' | 'delayMs' | 'delayPerSlotMs' | 'jitter' | 'ignoreRobotsCrawlDelay' | 'explicit'
-> &
-    Partial<Pick<ResolvedPolicy, 'backoffFactor' | 'backoffMinDelayMs' | 'backoffWindowMs' | 'rampup' | 'quota'>>;
-
-export class DomainState implements DomainStateData {
-    domain: string;
-    crawlDelayMs = 0;
-    nextDispatchAt = 0;
-    backoffUntil = 0;
-    backoffExponent = 0;
-    lastBackoffMs = 0;
-    decayAt = 0;
-    refusingSince = 0;
-    lastRefusalAt = 0;
-    stallMs = 0;
-    lastImposedMs = 0;
-    penaltyMs = 0;
-    lastTriggerAt = 0;
-    announcedIntervalMs = 0;
-    announcedUntil = 0;
-    quotaWindowStart = 0;
-    quotaSpent = 0;
-    /** The rampup search; created on first use by a ramping scope. */
-    rampupState?: RampupState;
-    dispatched = 0;
-    refusals = 0;
-    handled = 0;
-
-    // Per concurrency slot: earliest next dispatch (per-slot delay) and whether it is in use.
-    // Process-local: requests in flight in a dead process are not ours to wait for.
-    private readonly slotNextAt: number[] = [];
-    private readonly slotBusy: boolean[] = [];
-    private busySlots = 0;
+export class DomainState extends DomainStateRecord {
+    // Concurrency slots and their per-slot clocks.
+    private readonly slots = new SlotPool();
 
     constructor(domain: string) {
-        this.domain = domain;
+        super(domain);
     }
 
     /** The robots.txt crawl delay in force: none when the scope ignores it or sets its own delay. */
@@ -196,7 +91,7 @@ export class DomainState implements DomainStateData {
 
     /** Requests handed out and not yet completed, as far as this state knows. */
     get inFlight(): number {
-        return this.busySlots;
+        return this.slots.inUse;
     }
 
     /** Pacing raised by backoff triggers at `now`, after the decay of full quiet windows. */
@@ -230,11 +125,6 @@ export class DomainState implements DomainStateData {
         let best: { ms: number; reason: IntervalReason } = { ms: 0, reason: 'none' };
         for (const [ms, reason] of candidates) if (ms > best.ms) best = { ms, reason };
         return best;
-    }
-
-    /** Minimum spacing between dispatches (see {@link interval}). */
-    intervalMs(floorMs: number, now = 0, policy: PacingPolicy = UNLIMITED): number {
-        return this.interval(now, floorMs, policy).ms;
     }
 
     /** The rampup search of this scope, created on first use. */
@@ -288,33 +178,18 @@ export class DomainState implements DomainStateData {
             clocks = Math.max(clocks, this.nextQuotaWindow(now, policy.quota));
         }
         const limit = this.concurrencyLimit(policy);
-        if (this.busySlots >= limit) return Number.POSITIVE_INFINITY;
+        if (this.slots.inUse >= limit) return Number.POSITIVE_INFINITY;
         if (policy.delayPerSlotMs <= 0 || !Number.isFinite(limit)) return clocks;
-        return Math.max(clocks, this.freeSlot(limit).nextAt);
+        return Math.max(clocks, this.slots.free(limit).nextAt);
     }
 
     isReady(now: number, policy: PacingPolicy = UNLIMITED): boolean {
         return now >= this.readyAt(policy, now);
     }
 
-    /** The free slot that can go first (lowest per-slot clock). */
-    private freeSlot(limit: number): { slot: number; nextAt: number } {
-        let best = { slot: -1, nextAt: Number.POSITIVE_INFINITY };
-        const bound = Number.isFinite(limit) ? limit : this.slotBusy.length + 1;
-        for (let i = 0; i < bound; i++) {
-            if (this.slotBusy[i]) continue;
-            const nextAt = this.slotNextAt[i] ?? 0;
-            if (nextAt < best.nextAt) best = { slot: i, nextAt };
-            if (nextAt === 0) break;
-        }
-        return best;
-    }
-
     /** Frees a concurrency slot when its request was handled or reclaimed. */
     release(slot: number): void {
-        if (slot < 0 || !this.slotBusy[slot]) return;
-        this.slotBusy[slot] = false;
-        this.busySlots -= 1;
+        this.slots.release(slot);
     }
 
     isBackingOff(now: number): boolean {
@@ -333,7 +208,7 @@ export class DomainState implements DomainStateData {
         probe = false,
     ): DispatchReservation {
         const limit = this.concurrencyLimit(policy);
-        const { slot } = this.freeSlot(limit);
+        const { slot } = this.slots.free(limit);
         // Jitter spreads the configured delay and the backoff pacing; the floor and a robots.txt
         // crawl delay are hard minimums it must never undercut.
         const factor = policy.jitter ? applyJitter(1, policy.jitter, random) : 1;
@@ -344,15 +219,10 @@ export class DomainState implements DomainStateData {
             previousNextDispatchAt: this.nextDispatchAt,
             armedNextDispatchAt: now + interval,
             slot,
-            previousSlotNextAt: this.slotNextAt[slot] ?? 0,
+            previousSlotNextAt: this.slots.take(slot, now + applyJitter(policy.delayPerSlotMs, policy.jitter, random)),
             probe,
         };
         this.nextDispatchAt = reservation.armedNextDispatchAt;
-        if (slot >= 0) {
-            this.slotBusy[slot] = true;
-            this.busySlots += 1;
-            this.slotNextAt[slot] = now + applyJitter(policy.delayPerSlotMs, policy.jitter, random);
-        }
         // A probe (robots.txt) is paced like a request but is none: no count, no rampup sample.
         if (probe) return reservation;
         if (policy.rampup) this.ramp(policy.rampup).onDispatch(now, policy.rampup);
@@ -379,10 +249,7 @@ export class DomainState implements DomainStateData {
         // Only roll back if no later dispatch re-armed the clock in the meantime.
         if (this.nextDispatchAt === reservation.armedNextDispatchAt)
             this.nextDispatchAt = reservation.previousNextDispatchAt;
-        if (reservation.slot >= 0 && this.slotBusy[reservation.slot]) {
-            this.release(reservation.slot);
-            this.slotNextAt[reservation.slot] = reservation.previousSlotNextAt;
-        }
+        this.slots.untake(reservation.slot, reservation.previousSlotNextAt);
         if (!reservation.probe) this.dispatched -= 1;
     }
 
@@ -428,53 +295,64 @@ export class DomainState implements DomainStateData {
         let outcome: RateLimitOutcome;
         if (this.isBackingOff(now)) {
             if (waitMs !== undefined && waitMs > 0) {
-                const capped = Math.min(waitMs, policy.maxDelayMs);
+                const capped = Math.min(waitMs, policy.backoffMaxDelayMs);
                 this.backoffUntil = Math.max(this.backoffUntil, now + capped);
             }
             outcome = { escalated: false, waitMs: this.backoffUntil - now };
         } else {
-            const exponent = Math.min(this.effectiveExponent(now) + 1, MAX_BACKOFF_EXPONENT);
-            const factor = policy.factor ?? 2;
-            const exponentialMs = Math.min(policy.baseDelayMs * factor ** (exponent - 1), Number.MAX_SAFE_INTEGER);
-            const useHeader = waitMs !== undefined && waitMs > 0;
-            const requestedMs = useHeader ? waitMs : exponentialMs;
-            // Jitter spreads exponential waits so many workers do not wake together; a server-given
-            // wait is a minimum and is only ever lengthened.
-            const jittered = useHeader
-                ? requestedMs
-                : applyJitter(requestedMs, policy.jitter, policy.random ?? Math.random);
-            const delayMs = Math.min(jittered, policy.maxDelayMs);
-            // The pacing after the backoff starts from this wait and steps down per quiet window.
-            if (policy.rampup) {
-                // The rampup search paces from here: back to the last safe rate, not raised pacing.
-                this.ramp(policy.rampup).onTrigger(now, policy.rampup);
-            }
-            // With a server-given wait it is raised to at least that wait; without, it grows by the factor.
-            const current = this.penaltyAt(now, {
-                ...UNLIMITED,
-                backoffFactor: factor,
-                backoffWindowMs: policy.windowMs,
-                backoffMinDelayMs: policy.baseDelayMs,
-            });
-            if (!policy.rampup) {
-                this.penaltyMs = useHeader
-                    ? Math.max(current, Math.min(requestedMs, policy.maxDelayMs))
-                    : Math.min(current > 0 ? current * factor : policy.baseDelayMs, policy.maxDelayMs);
-            }
-            this.lastTriggerAt = now;
-            this.backoffExponent = exponent;
-            this.lastBackoffMs = delayMs;
-            this.backoffUntil = now + delayMs;
-            // The quiet period is measured from when the domain can be dispatched again (a longer
-            // crawl delay included); measured from the backoff end it would lapse before the retry.
-            this.decayAt = Math.max(this.backoffUntil, this.nextDispatchAt) + delayMs;
-            outcome = { escalated: true, waitMs: delayMs };
-            if (requestedMs > policy.maxDelayMs) {
-                outcome.cappedFrom = { source: useHeader ? 'retry-after' : 'exponential', requestedMs };
-            }
+            outcome = this.escalate(now, waitMs, policy);
         }
         this.accumulateStall(now);
         return outcome;
+    }
+
+    /** A refusal outside a running backoff: a new wait (the server's, or the next exponential step). */
+    private escalate(now: number, waitMs: number | undefined, policy: BackoffPolicy): RateLimitOutcome {
+        const exponent = Math.min(this.effectiveExponent(now) + 1, MAX_BACKOFF_EXPONENT);
+        const factor = policy.backoffFactor ?? 2;
+        const exponentialMs = Math.min(policy.backoffMinDelayMs * factor ** (exponent - 1), Number.MAX_SAFE_INTEGER);
+        const useHeader = waitMs !== undefined && waitMs > 0;
+        const requestedMs = useHeader ? waitMs : exponentialMs;
+        // Jitter spreads exponential waits so many workers do not wake together; a server-given
+        // wait is a minimum and is only ever lengthened.
+        const jittered = useHeader
+            ? requestedMs
+            : applyJitter(requestedMs, policy.jitter, policy.random ?? Math.random);
+        const delayMs = Math.min(jittered, policy.backoffMaxDelayMs);
+        // The rampup search paces from here: back to the last safe rate, not raised pacing.
+        if (policy.rampup) this.ramp(policy.rampup).onTrigger(now, policy.rampup);
+        else this.raisePenalty(now, useHeader ? requestedMs : undefined, policy);
+        this.lastTriggerAt = now;
+        this.backoffExponent = exponent;
+        this.lastBackoffMs = delayMs;
+        this.backoffUntil = now + delayMs;
+        // The quiet period is measured from when the domain can be dispatched again (a longer
+        // crawl delay included); measured from the backoff end it would lapse before the retry.
+        this.decayAt = Math.max(this.backoffUntil, this.nextDispatchAt) + delayMs;
+        const outcome: RateLimitOutcome = { escalated: true, waitMs: delayMs };
+        if (requestedMs > policy.backoffMaxDelayMs) {
+            outcome.cappedFrom = { source: useHeader ? 'retry-after' : 'exponential', requestedMs };
+        }
+        return outcome;
+    }
+
+    /**
+     * The pacing after a backoff: raised to at least a server-given wait, or grown by the factor
+     * without one; it steps down per quiet window afterwards.
+     */
+    private raisePenalty(now: number, serverWaitMs: number | undefined, policy: BackoffPolicy): void {
+        const factor = policy.backoffFactor ?? 2;
+        const current = this.penaltyAt(now, {
+            ...UNLIMITED,
+            backoffFactor: factor,
+            backoffWindowMs: policy.backoffWindowMs,
+            backoffMinDelayMs: policy.backoffMinDelayMs,
+        });
+        const max = policy.backoffMaxDelayMs;
+        this.penaltyMs =
+            serverWaitMs !== undefined
+                ? Math.max(current, Math.min(serverWaitMs, max))
+                : Math.min(current > 0 ? current * factor : policy.backoffMinDelayMs, max);
     }
 
     private accumulateStall(now: number): void {
@@ -521,52 +399,6 @@ export class DomainState implements DomainStateData {
         return this.stallMs + Math.min(sinceLast, this.lastImposedMs);
     }
 
-    toJSON(): DomainStateData {
-        const { domain, crawlDelayMs, nextDispatchAt, backoffUntil, backoffExponent, lastBackoffMs, decayAt } = this;
-        const { refusingSince, lastRefusalAt, stallMs, lastImposedMs, dispatched, refusals, handled } = this;
-        const { penaltyMs, lastTriggerAt, announcedIntervalMs, announcedUntil, quotaWindowStart, quotaSpent } = this;
-        return {
-            domain,
-            crawlDelayMs,
-            nextDispatchAt,
-            backoffUntil,
-            backoffExponent,
-            lastBackoffMs,
-            decayAt,
-            refusingSince,
-            lastRefusalAt,
-            stallMs,
-            lastImposedMs,
-            penaltyMs,
-            lastTriggerAt,
-            announcedIntervalMs,
-            announcedUntil,
-            quotaWindowStart,
-            quotaSpent,
-            ...(this.rampupState ? { rampup: this.rampupState.toJSON() } : {}),
-            dispatched,
-            refusals,
-            handled,
-        };
-    }
-
-    /**
-     * Takes over what a saved state says (clocks, counters, the rampup search), with every clock cut
-     * to at most `maxAheadMs` after `now`: a record written by a faulty clock, or edited by hand, must
-     * not put a domain to sleep for longer than a live backoff could.
-     */
-    adopt(saved: DomainState, now: number, maxAheadMs: number): void {
-        const data = saved.toJSON();
-        for (const key of NUMERIC_FIELDS) this[key] = data[key];
-        this.rampupState = saved.rampupState;
-        const latest = now + maxAheadMs;
-        for (const key of CLOCK_FIELDS) this[key] = Math.min(this[key], latest);
-        this.lastBackoffMs = Math.min(this.lastBackoffMs, maxAheadMs);
-        this.lastImposedMs = Math.min(this.lastImposedMs, maxAheadMs);
-        this.penaltyMs = Math.min(this.penaltyMs, maxAheadMs);
-        this.announcedIntervalMs = Math.min(this.announcedIntervalMs, maxAheadMs);
-    }
-
     /** Rebuilds a state from persisted data; returns undefined when the data has the wrong shape. */
     static fromJSON(data: unknown): DomainState | undefined {
         if (typeof data !== 'object' || data === null) return undefined;
@@ -588,33 +420,3 @@ export class DomainState implements DomainStateData {
         return state;
     }
 }
-
-/** The fields that are points in time a domain waits for. */
-const CLOCK_FIELDS = [
-    'nextDispatchAt',
-    'backoffUntil',
-    'decayAt',
-    'announcedUntil',
-] as const satisfies readonly (keyof DomainStateData)[];
-
-const NUMERIC_FIELDS = [
-    'crawlDelayMs',
-    'nextDispatchAt',
-    'backoffUntil',
-    'backoffExponent',
-    'lastBackoffMs',
-    'decayAt',
-    'refusingSince',
-    'lastRefusalAt',
-    'stallMs',
-    'lastImposedMs',
-    'penaltyMs',
-    'lastTriggerAt',
-    'announcedIntervalMs',
-    'announcedUntil',
-    'quotaWindowStart',
-    'quotaSpent',
-    'dispatched',
-    'refusals',
-    'handled',
-] as const satisfies readonly (keyof DomainStateData)[];

@@ -93,14 +93,6 @@ export class PacingRecorder {
     }
 
     private backoffPolicy(policy: ResolvedPolicy): BackoffPolicy {
-        return {
-            baseDelayMs: policy.backoffMinDelayMs,
-            maxDelayMs: policy.backoffMaxDelayMs,
-            factor: policy.backoffFactor,
-            windowMs: policy.backoffWindowMs,
-            jitter: policy.jitter,
-            random: this.options.random,
-            rampup: policy.rampup,
-        };
+        return { ...policy, random: this.options.random };
     }
 }
