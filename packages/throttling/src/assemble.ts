@@ -63,6 +63,23 @@ export function assemble(
     config: Configuration | undefined,
     log: ManagerLog,
 ): Collaborators {
+    const core = buildCore(options, config, log);
+    const flow = buildFlow(core);
+    const signals = buildSignals(core, flow);
+    for (const key of core.router.listedDomains) core.states.update(key, () => undefined);
+    const { states, floor, router, registry, scheduler, handouts, quotas, shared, dispatcher, wake } = core;
+    return {
+        ...{ states, floor, router, registry, scheduler, handouts, quotas, shared, dispatcher, wake },
+        ...flow,
+        ...signals,
+    };
+}
+
+/** What every stage shares: the options, the log lines and the collaborators with no callbacks up. */
+type Core = ReturnType<typeof buildCore>;
+
+/** State, routing, queues, the dispatcher and the scheduler. */
+function buildCore(options: ResolvedThrottlingOptions, config: Configuration | undefined, log: ManagerLog) {
     const { clock } = options;
     const now = () => clock.now();
     const warn = (m: string) => log.warning(m);
@@ -81,46 +98,53 @@ export function assemble(
     });
     const touch = (entry: DomainQueue) => scheduler.touch(entry, now());
     const wake = new WakeSignal(clock, () => scheduler.nextReadyAt(now()));
-    const released = (entry: DomainQueue) => {
-        touch(entry);
-        wake.wake();
+    return {
+        ...{ options, config, log, clock, now, warn, warnOnce, touch },
+        ...{ states, floor, router, registry, handouts, quotas, shared, dispatcher, scheduler, wake },
     };
+}
+
+/** The way requests take: origin checks, persistence, intake and both fetch paths. */
+function buildFlow(core: Core) {
+    const { options, config, clock, now, warn, warnOnce, touch, states, floor, router, registry } = core;
+    const { handouts, dispatcher, scheduler, wake } = core;
     const gate = new OriginGate({
         now,
         readyAt: (entry, at) => dispatcher.readyAt(entry, at),
         openProbe: (entry, at) => dispatcher.open(entry, at, true),
         finishProbe: (ticket) => dispatcher.finishProbe(ticket as Ticket),
-        released,
+        released: (entry) => {
+            touch(entry);
+            wake.wake();
+        },
         warn,
     });
-    const listedDomains = router.listedDomains;
     // A restored clock is never further ahead than the longest wait a live crawl could set.
     const restoreCapMs = (key: string) => {
         const policy = router.policyOf(key);
         return Math.max(policy.backoffMaxDelayMs, policy.delayMs, options.maxCrawlDelaySecs * 1000, floor.ms);
     };
+    const listedDomains = router.listedDomains;
     const persister = new StatePersister({
-        restoreCapMs,
-        options,
-        config,
-        clock,
-        states,
-        floor,
-        registry,
-        listedDomains,
-        restored: touch,
-        warn,
+        ...{ options, config, clock, states, floor, registry, listedDomains, restoreCapMs, restored: touch, warn },
     });
     const intake = new DomainIntake({ options, clock, router, registry, states, gate, persister, scheduler });
     const domainFetcher = new DomainFetcher({ clock, registry, scheduler, dispatcher, gate });
-    const error = (m: string, data: Record<string, unknown>) => log.error(m, data);
+    const error = (m: string, data: Record<string, unknown>) => core.log.error(m, data);
     const innerDrain = new InnerDrain({ clock, router, registry, intake, dispatcher, handouts, warnOnce, error });
+    return { gate, persister, intake, domainFetcher, innerDrain };
+}
+
+/** What answers teach: pacing signals, responses, completions, and the readiness probe. */
+function buildSignals(core: Core, flow: ReturnType<typeof buildFlow>) {
+    const { options, clock, now, warn, warnOnce, touch, states, floor, router, registry } = core;
+    const { handouts, shared, scheduler, dispatcher } = core;
     const changed = (key: string) => {
         shared.publish(key);
         const entry = registry.get(key);
         if (entry) touch(entry);
     };
-    const escalated = () => persister.saveSoon();
+    const escalated = () => flow.persister.saveSoon();
     const paces = (key: string) => registry.paces(key);
     const recorder = new PacingRecorder(options, router, states, floor, {
         now,
@@ -131,40 +155,13 @@ export function assemble(
         warnOnce,
     });
     const responses = new ResponseInterpreter({
-        options,
-        clock,
-        router,
-        states,
-        floor,
-        handouts,
-        shared,
-        recorder,
-        paces,
-        warnOnce,
+        ...{ options, clock, router, states, floor, handouts, shared, recorder, paces, warnOnce },
     });
     const completions = new CompletionTracker({
-        clock,
-        router,
-        states,
-        floor,
-        registry,
-        handouts,
-        shared,
-        scheduler,
-        recorder,
+        ...{ clock, router, states, floor, registry, handouts, shared, scheduler, recorder },
     });
     const readyAt = (entry: DomainQueue, at: number) => dispatcher.readyAt(entry, at);
-    const probe = new ReadinessProbe({
-        clock,
-        registry,
-        scheduler,
-        states,
-        maxDomainStallMs: options.maxDomainStallMs,
-        readyAt,
-    });
-    for (const key of listedDomains) states.update(key, () => undefined);
-    return {
-        ...{ states, floor, router, registry, scheduler, handouts, quotas, shared, dispatcher, gate, persister },
-        ...{ intake, domainFetcher, innerDrain, completions, recorder, responses, wake, probe },
-    };
+    const maxDomainStallMs = options.maxDomainStallMs;
+    const probe = new ReadinessProbe({ clock, registry, scheduler, states, maxDomainStallMs, readyAt });
+    return { recorder, responses, completions, probe };
 }

@@ -5,7 +5,7 @@ export type {
     RequestManagerOpener,
     InnerRequestManager,
 } from './options/options';
-export { throttlingOptionsSchema } from './options/options';
+export { throttlingOptionsSchema } from './options/options-schema';
 export type { PacingSignal } from './pacing/pacing-signal';
 export type { Readiness, DomainSnapshot } from './readiness/readiness';
 export type { Clock } from './time/clock';

@@ -50,60 +50,12 @@ export function crawlerUsesManager(crawler: AttachableCrawler, manager: IRequest
  * to each origin (and again after 24 h), and settings that would fight the throttler are reported once.
  */
 export function attachCrawler(manager: ThrottlerPort, crawler: AttachableCrawler): void {
-    if (!crawlerUsesManager(crawler, manager)) {
-        throw new ThrottlingOptionsError(
-            'attach(crawler): this crawler does not take its requests from this ThrottlingRequestManager. ' +
-                'On Crawlee 3.x pass it as `requestQueue: throttler.asRequestQueue()` (alone or with a requestList); on v4 as `requestManager`.',
-        );
-    }
-    const { options } = manager;
     // Every check that can refuse runs before anything is installed: a refused attach changes nothing.
-    const sameDomainDelayMs = crawler.sameDomainDelayMillis ?? 0;
-    if (sameDomainDelayMs > 0 && options.sameDomainDelay === 'refuse') {
-        throw new ThrottlingOptionsError(
-            `attach(crawler): the crawler sets sameDomainDelaySecs (${sameDomainDelayMs / 1000} s), which would pace throttled domains twice. ` +
-                'Remove it and use minCrawlDelaySecs, or set sameDomainDelay: "fold".',
-        );
-    }
+    const sameDomainDelayMs = refuseConflicts(manager, crawler);
     manager.markIntegrated();
-
-    // Responses: our hook goes first, before Crawlee's own hooks and blocked-status checks retire the session.
-    if (Array.isArray(crawler.postNavigationHooks)) {
-        crawler.postNavigationHooks.unshift(async (context: NavigationContext) =>
-            manager.handleResponse(context, context.response),
-        );
-    } else {
-        integrationLog().info(
-            'This crawler has no navigation hooks (BasicCrawler): report each response with `await throttler.handleResponse(context, response)` in the request handler, or 429s will not reach the throttler.',
-        );
-    }
-
+    hookResponses(manager, crawler);
     manager.onWake(() => crawler.autoscaledPool?.notify());
-
-    if (options.respectCrawlDelay) {
-        const fetcher = options.robotsFetcher ?? robotsFetcherOf(crawler);
-        // Only the default fetcher loads got-scraping through this package's own loader; warm it up so
-        // the first robots.txt fetch does not pay for it. (Pages, and robots.txt fetched with the
-        // crawler's client, load it through Crawlee; under jest this loader's Function-built import()
-        // resolves against an earlier, torn-down test environment and only adds noise.)
-        if (!fetcher) void loadGotScraping().catch(() => undefined);
-        const robots = new RobotsCrawlDelayCache({
-            fetcher,
-            maxCrawlDelaySecs: options.maxCrawlDelaySecs,
-            now: () => options.clock.now(),
-        });
-        manager.setDomainGate(
-            async (_domain, url) => {
-                const proxyUrl = (await crawler.proxyConfiguration?.newUrl()) ?? undefined;
-                const verdict = await robots.get(url, { userAgent: options.robotsUserAgent, proxyUrl });
-                applyRobotsVerdict(manager, url, verdict);
-                // A 429 said nothing about delays: read robots.txt once more when the backoff ends.
-                return verdict.kind === 'rateLimited' ? 'retry' : undefined;
-            },
-            { recheckAfterMs: DEFAULT_ROBOTS_TTL_MS },
-        );
-    }
-
+    if (manager.options.respectCrawlDelay) gateOnRobotsTxt(manager, crawler);
     if (sameDomainDelayMs > 0) {
         manager.recordPacingSignal({ reason: 'minIntervalEverywhere', intervalMs: sameDomainDelayMs });
         crawler.sameDomainDelayMillis = 0;
@@ -111,8 +63,64 @@ export function attachCrawler(manager: ThrottlerPort, crawler: AttachableCrawler
             `sameDomainDelaySecs (${sameDomainDelayMs / 1000} s) folded into the throttler's floor; Crawlee's own delay is switched off so requests are not paced twice.`,
         );
     }
-
     warnAboutSessionRetirement(manager, crawler);
+}
+
+/** Throws when the crawler does not use this manager, or sets a delay it must not fold; returns that delay. */
+function refuseConflicts(manager: ThrottlerPort, crawler: AttachableCrawler): number {
+    if (!crawlerUsesManager(crawler, manager)) {
+        throw new ThrottlingOptionsError(
+            'attach(crawler): this crawler does not take its requests from this ThrottlingRequestManager. ' +
+                'On Crawlee 3.x pass it as `requestQueue: throttler.asRequestQueue()` (alone or with a requestList); on v4 as `requestManager`.',
+        );
+    }
+    const sameDomainDelayMs = crawler.sameDomainDelayMillis ?? 0;
+    if (sameDomainDelayMs > 0 && manager.options.sameDomainDelay === 'refuse') {
+        throw new ThrottlingOptionsError(
+            `attach(crawler): the crawler sets sameDomainDelaySecs (${sameDomainDelayMs / 1000} s), which would pace throttled domains twice. ` +
+                'Remove it and use minCrawlDelaySecs, or set sameDomainDelay: "fold".',
+        );
+    }
+    return sameDomainDelayMs;
+}
+
+/** Responses: our hook goes first, before Crawlee's own hooks and blocked-status checks retire the session. */
+function hookResponses(manager: ThrottlerPort, crawler: AttachableCrawler): void {
+    if (Array.isArray(crawler.postNavigationHooks)) {
+        crawler.postNavigationHooks.unshift(async (context: NavigationContext) =>
+            manager.handleResponse(context, context.response),
+        );
+        return;
+    }
+    integrationLog().info(
+        'This crawler has no navigation hooks (BasicCrawler): report each response with `await throttler.handleResponse(context, response)` in the request handler, or 429s will not reach the throttler.',
+    );
+}
+
+/** robots.txt of each origin is read (with the crawler's client and proxy) before its first request. */
+function gateOnRobotsTxt(manager: ThrottlerPort, crawler: AttachableCrawler): void {
+    const { options } = manager;
+    const fetcher = options.robotsFetcher ?? robotsFetcherOf(crawler);
+    // Only the default fetcher loads got-scraping through this package's own loader; warm it up so
+    // the first robots.txt fetch does not pay for it. (Pages, and robots.txt fetched with the
+    // crawler's client, load it through Crawlee; under jest this loader's Function-built import()
+    // resolves against an earlier, torn-down test environment and only adds noise.)
+    if (!fetcher) void loadGotScraping().catch(() => undefined);
+    const robots = new RobotsCrawlDelayCache({
+        fetcher,
+        maxCrawlDelaySecs: options.maxCrawlDelaySecs,
+        now: () => options.clock.now(),
+    });
+    manager.setDomainGate(
+        async (_domain, url) => {
+            const proxyUrl = (await crawler.proxyConfiguration?.newUrl()) ?? undefined;
+            const verdict = await robots.get(url, { userAgent: options.robotsUserAgent, proxyUrl });
+            applyRobotsVerdict(manager, url, verdict);
+            // A 429 said nothing about delays: read robots.txt once more when the backoff ends.
+            return verdict.kind === 'rateLimited' ? 'retry' : undefined;
+        },
+        { recheckAfterMs: DEFAULT_ROBOTS_TTL_MS },
+    );
 }
 
 /**

@@ -1,7 +1,5 @@
 import { DEFAULT_PERSIST_STATE_KEY } from '../queues/queue-namespace';
 import { DEFAULT_MAX_CRAWL_DELAY_SECS } from '../robots/robots-crawl-delay';
-import type { Configuration, IRequestManager } from '@crawlee/core';
-import { z } from 'zod';
 
 import type { Clock } from '../time/clock';
 import { systemClock } from '../time/clock';
@@ -11,15 +9,13 @@ import type { ThrottleBy } from '../routing/domain-key';
 import { ThrottlingOptionsError } from '../errors';
 import type { RobotsFetcher } from '../robots/robots-crawl-delay';
 import type { ResolvedPolicy, ScopeSettings } from './policy';
-import { DEFAULT_BACKOFF_STATUS_CODES, jitterRange, parseScopeKey, POLICY_DEFAULTS, resolveRampup } from './policy';
+import { DEFAULT_BACKOFF_STATUS_CODES, jitterRange, POLICY_DEFAULTS, resolveRampup } from './policy';
+import type { InnerRequestManager, RequestManagerOpener } from './options-schema';
+import { formatOptionIssues, throttlingOptionsSchema } from './options-schema';
+
+export type { InnerRequestManager, RequestManagerOpener } from './options-schema';
 import { normalizeScope } from '../routing/request-scopes';
 import type { GetScopes } from '../routing/request-scopes';
-
-/** Opens the queue that holds one throttled domain's requests. */
-export type RequestManagerOpener = (name: string, options: { config?: Configuration }) => Promise<IRequestManager>;
-
-/** A request manager, or a factory called once on first use that returns one. */
-export type InnerRequestManager = IRequestManager | (() => IRequestManager | Promise<IRequestManager>);
 
 /**
  * Options of {@link ThrottlingRequestManager}. Option names follow Crawlee v4's manager; the policy
@@ -195,211 +191,12 @@ export interface ResolvedThrottlingOptions {
     getScopes?: GetScopes;
 }
 
-const isFunction = (value: unknown): value is (...args: never[]) => unknown => typeof value === 'function';
-const isRequestManagerLike = (value: unknown): boolean =>
-    typeof value === 'object' &&
-    value !== null &&
-    isFunction((value as IRequestManager).fetchNextRequest) &&
-    isFunction((value as IRequestManager).addRequest);
-
-const seconds = (what: string) =>
-    z
-        .number({ error: `${what} must be a number of seconds` })
-        .finite(`${what} must be finite`)
-        .min(0, `${what} must be >= 0`);
-
-const statusCodes = z
-    .array(z.number().int().min(100).max(599), {
-        error: 'backoffStatusCodes must be a list of HTTP status codes (100-599)',
-    })
-    .optional();
-
-const jitter = z
-    .union(
-        [
-            z.number().min(0, 'jitter must be >= 0').lt(1, 'jitter must be < 1 (0.5 means ×[0.5, 1.5])'),
-            z
-                .tuple([z.number().min(0), z.number().min(0)])
-                .refine(([low, high]) => low <= high, 'jitter [low, high] needs 0 <= low <= high'),
-        ],
-        { error: 'jitter must be a number in [0, 1) or a [low, high] pair' },
-    )
-    .optional();
-
-/** The policy settings shared by the options and each `scopes` entry. */
-const policyShape = {
-    concurrency: z
-        .number({ error: 'concurrency must be a whole number >= 1' })
-        .int('concurrency must be a whole number')
-        .min(1, 'concurrency must be >= 1')
-        .optional(),
-    delaySecs: seconds('delaySecs').optional(),
-    delayPerSlotSecs: seconds('delayPerSlotSecs').optional(),
-    jitter,
-    backoffStatusCodes: statusCodes,
-    backoffOnNetworkErrors: z.boolean({ error: 'backoffOnNetworkErrors must be true or false' }).optional(),
-    backoffFactor: z
-        .number({ error: 'backoffFactor must be a number >= 1' })
-        .min(1, 'backoffFactor must be >= 1')
-        .finite()
-        .optional(),
-    backoffMinDelaySecs: seconds('backoffMinDelaySecs').optional(),
-    backoffMaxDelaySecs: seconds('backoffMaxDelaySecs').optional(),
-    backoffWindowSecs: seconds('backoffWindowSecs').optional(),
-    ignoreRobotsCrawlDelay: z.boolean({ error: 'ignoreRobotsCrawlDelay must be true or false' }).optional(),
-    rampup: z
-        .union(
-            [
-                z.boolean(),
-                z.strictObject({
-                    backoffTarget: z
-                        .union([
-                            z.number().min(0),
-                            z
-                                .tuple([z.number().min(0), z.number().min(0)])
-                                .refine(([l, h]) => l <= h, 'backoffTarget [low, high] needs low <= high'),
-                        ])
-                        .optional(),
-                    windowSecs: seconds('rampup.windowSecs').positive('rampup.windowSecs must be > 0').optional(),
-                    initialRate: z.number().positive('rampup.initialRate must be > 0').optional(),
-                    minRate: z.number().positive('rampup.minRate must be > 0').optional(),
-                    maxRate: z.number().positive('rampup.maxRate must be > 0').optional(),
-                    maxConcurrency: z.number().int().min(1, 'rampup.maxConcurrency must be >= 1').optional(),
-                }),
-            ],
-            {
-                error: 'rampup must be true/false or an object with backoffTarget, windowSecs, initialRate, minRate, maxRate',
-            },
-        )
-        .optional(),
-    quota: z.number({ error: 'quota must be a positive number' }).positive('quota must be > 0').finite().optional(),
-    windowSecs: seconds('windowSecs').positive('windowSecs must be > 0').optional(),
-};
-
-const scopeSchema = z.strictObject(policyShape);
-
-/** Validates {@link ThrottlingRequestManagerOptions}; unknown options are errors. */
-export const throttlingOptionsSchema = z.strictObject({
-    ...policyShape,
-    scopes: z
-        .record(z.string(), scopeSchema, { error: 'scopes must map scope keys to settings objects' })
-        .superRefine((scopes, ctx) => {
-            // Keys that normalise alike ('a.com/x/', 'a.com/%78') would otherwise silently overwrite each other.
-            const seen = new Map<string, string>();
-            for (const key of Object.keys(scopes)) {
-                try {
-                    const normal = parseScopeKey(key).key;
-                    const first = seen.get(normal);
-                    if (first !== undefined)
-                        throw new Error(
-                            `scope keys ${JSON.stringify(first)} and ${JSON.stringify(key)} name the same scope ${normal}: keep one`,
-                        );
-                    seen.set(normal, key);
-                } catch (error) {
-                    ctx.addIssue({ code: 'custom', message: (error as Error).message, path: [key] });
-                }
-            }
-        })
-        .optional(),
-    random: z
-        .custom<() => number>(isFunction, { error: 'random must be a function returning a number in [0, 1)' })
-        .optional(),
-    maxFreeRetries: z.number().int().min(0, 'maxFreeRetries must be >= 0').optional(),
-    getScopes: z.custom<GetScopes>(isFunction, { error: 'getScopes must be a function of the request' }).optional(),
-    inner: z
-        .custom<InnerRequestManager>((v) => isRequestManagerLike(v) || isFunction(v), {
-            error: 'inner must be a request manager (with fetchNextRequest and addRequest) or a function returning one',
-        })
-        .optional(),
-    domains: z.union(
-        [z.literal('all'), z.array(z.string({ error: 'each entry of domains must be a hostname string' }))],
-        {
-            error: "domains is required: a list of hostnames, or 'all'",
-        },
-    ),
-    throttleBy: z
-        .enum(['hostname', 'registrableDomain'], { error: "throttleBy must be 'hostname' or 'registrableDomain'" })
-        .optional(),
-    baseDelaySecs: seconds('baseDelaySecs').optional(),
-    maxDelaySecs: seconds('maxDelaySecs').optional(),
-    minCrawlDelaySecs: seconds('minCrawlDelaySecs').optional(),
-    maxDomainStallSecs: seconds('maxDomainStallSecs').optional(),
-    maxThrottledDomains: z
-        .number({ error: 'maxThrottledDomains must be a positive integer' })
-        .int('maxThrottledDomains must be an integer')
-        .positive('maxThrottledDomains must be >= 1')
-        .optional(),
-    persistStateKey: z.string().min(1, 'persistStateKey must be a non-empty string').optional(),
-    requestManagerOpener: z
-        .custom<RequestManagerOpener>(isFunction, { error: 'requestManagerOpener must be a function' })
-        .optional(),
-    respectCrawlDelay: z.boolean({ error: 'respectCrawlDelay must be true or false' }).optional(),
-    maxCrawlDelaySecs: seconds('maxCrawlDelaySecs').positive('maxCrawlDelaySecs must be > 0').optional(),
-    robotsUserAgent: z.string().min(1, 'robotsUserAgent must be a non-empty string').optional(),
-    robotsFetcher: z.custom<RobotsFetcher>(isFunction, { error: 'robotsFetcher must be a function' }).optional(),
-    sameDomainDelay: z.enum(['fold', 'refuse'], { error: "sameDomainDelay must be 'fold' or 'refuse'" }).optional(),
-    clock: z
-        .custom<Clock>((v) => typeof v === 'object' && v !== null && isFunction((v as Clock).now), {
-            error: 'clock must be an object with a now() method returning epoch milliseconds',
-        })
-        .optional(),
-    stateStore: z
-        .custom<DomainStateStore>(
-            (v) =>
-                typeof v === 'object' &&
-                v !== null &&
-                ['read', 'update', 'list', 'clear'].every((m) => isFunction((v as never)[m])),
-            { error: 'stateStore must implement read, update, list and clear' },
-        )
-        .optional(),
-    sharedClock: z
-        .custom<SharedDomainClock>(
-            (v) =>
-                typeof v === 'object' &&
-                v !== null &&
-                ['reserve', 'extend', 'settle'].every((m) => isFunction((v as never)[m])),
-            {
-                error: 'sharedClock must implement reserve(key, now, nextAt), extend(key, clocks) and settle(key, leasedUntil, nextAt), e.g. new FileDomainClock(dir)',
-            },
-        )
-        .optional(),
-});
-
-/** Turns zod's issues into one message that names each bad option and what is allowed. */
-export function formatOptionIssues(subject: string, error: z.ZodError): string {
-    const lines = error.issues.map((issue) => {
-        if (issue.code === 'unrecognized_keys') {
-            return `unknown option(s) ${issue.keys.map((k) => `\`${k}\``).join(', ')}`;
-        }
-        const path = issue.path.length ? `\`${issue.path.join('.')}\`` : 'options';
-        return `${path}: ${issue.message}`;
-    });
-    return `Invalid ${subject} options: ${lines.join('; ')}`;
-}
-
 /** Validates user options and applies every default, in this one place. */
 export function resolveThrottlingOptions(options: ThrottlingRequestManagerOptions): ResolvedThrottlingOptions {
     const parsed = throttlingOptionsSchema.safeParse(options);
     if (!parsed.success) throw new ThrottlingOptionsError(formatOptionIssues('ThrottlingRequestManager', parsed.error));
     const o = parsed.data;
-    const baseDelaySecs = o.backoffMinDelaySecs ?? o.baseDelaySecs ?? 2;
-    const maxDelaySecs = o.backoffMaxDelaySecs ?? o.maxDelaySecs ?? 60;
-    if (baseDelaySecs > maxDelaySecs) {
-        const minName = o.backoffMinDelaySecs !== undefined ? 'backoffMinDelaySecs' : 'baseDelaySecs';
-        const maxName = o.backoffMaxDelaySecs !== undefined ? 'backoffMaxDelaySecs' : 'maxDelaySecs';
-        throw new ThrottlingOptionsError(
-            `Invalid ThrottlingRequestManager options: \`${minName}\` (${baseDelaySecs}) must not exceed \`${maxName}\` (${maxDelaySecs})`,
-        );
-    }
-    for (const [key, scope] of Object.entries(o.scopes ?? {})) {
-        const min = scope.backoffMinDelaySecs ?? baseDelaySecs;
-        const max = scope.backoffMaxDelaySecs ?? maxDelaySecs;
-        if (min > max) {
-            throw new ThrottlingOptionsError(
-                `Invalid ThrottlingRequestManager options: in scope \`${key}\`, backoffMinDelaySecs (${min}) must not exceed backoffMaxDelaySecs (${max})`,
-            );
-        }
-    }
+    const { baseDelaySecs, maxDelaySecs } = backoffBounds(o);
     const throttleBy = o.throttleBy ?? 'hostname';
     const defaults: ScopeSettings = { ...o, backoffMinDelaySecs: baseDelaySecs, backoffMaxDelaySecs: maxDelaySecs };
     const defaultPolicy = resolvePolicy(defaults, {});
@@ -433,6 +230,29 @@ export function resolveThrottlingOptions(options: ThrottlingRequestManagerOption
         maxFreeRetries: o.maxFreeRetries ?? 20,
         getScopes: o.getScopes,
     };
+}
+
+/** The manager-wide backoff bounds (v4 names or ours), checked against each other and every scope's. */
+function backoffBounds(o: ThrottlingRequestManagerOptions): { baseDelaySecs: number; maxDelaySecs: number } {
+    const baseDelaySecs = o.backoffMinDelaySecs ?? o.baseDelaySecs ?? 2;
+    const maxDelaySecs = o.backoffMaxDelaySecs ?? o.maxDelaySecs ?? 60;
+    if (baseDelaySecs > maxDelaySecs) {
+        const minName = o.backoffMinDelaySecs !== undefined ? 'backoffMinDelaySecs' : 'baseDelaySecs';
+        const maxName = o.backoffMaxDelaySecs !== undefined ? 'backoffMaxDelaySecs' : 'maxDelaySecs';
+        throw new ThrottlingOptionsError(
+            `Invalid ThrottlingRequestManager options: \`${minName}\` (${baseDelaySecs}) must not exceed \`${maxName}\` (${maxDelaySecs})`,
+        );
+    }
+    for (const [key, scope] of Object.entries(o.scopes ?? {})) {
+        const min = scope.backoffMinDelaySecs ?? baseDelaySecs;
+        const max = scope.backoffMaxDelaySecs ?? maxDelaySecs;
+        if (min > max) {
+            throw new ThrottlingOptionsError(
+                `Invalid ThrottlingRequestManager options: in scope \`${key}\`, backoffMinDelaySecs (${min}) must not exceed backoffMaxDelaySecs (${max})`,
+            );
+        }
+    }
+    return { baseDelaySecs, maxDelaySecs };
 }
 
 /** One scope's settings over the manager-wide defaults, in milliseconds. */
