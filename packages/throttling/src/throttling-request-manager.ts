@@ -281,7 +281,7 @@ export class ThrottlingRequestManager implements IRequestManager, ThrottlerPort 
         this.integrated = true;
     }
 
-    /** Stops any pending wake-up timer (the crawl ended). */
+    /** @internal Stops any pending wake-up timer (the crawl ended). */
     clearWake(): void {
         this.parts.wake.clear();
     }
@@ -301,7 +301,7 @@ export class ThrottlingRequestManager implements IRequestManager, ThrottlerPort 
         return this.parts.probe.check();
     }
 
-    /** Earliest time a waiting domain with work becomes ready (undefined when none waits). */
+    /** @internal Earliest time a waiting domain with work becomes ready (undefined when none waits). */
     nextReadyAt(): number | undefined {
         return this.parts.scheduler.nextReadyAt(this.options.clock.now());
     }
