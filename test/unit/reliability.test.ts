@@ -4,7 +4,12 @@
  */
 import type { Configuration, IRequestManager, Request } from '@crawlee/core';
 
-import type { SharedDomainClock, ThrottlingRequestManagerOptions } from '../../packages/throttling/src';
+import type {
+    MaybePromise,
+    SharedDomainClock,
+    SharedReservation,
+    ThrottlingRequestManagerOptions,
+} from '../../packages/throttling/src';
 import { ManualClock, ThrottlingRequestManager } from '../../packages/throttling/src';
 import { MAX_TIMER_MS, WakeSignal } from '../../packages/throttling/src/integration/wake-signal';
 import { DomainRequestQueue } from '../../packages/throttling/src/queues/domain-request-queue';
@@ -68,23 +73,77 @@ describe('a queue call that throws once loses no slot (2.a)', () => {
     });
 });
 
-describe('a shared clock that throws once does not strand the domain (2.b)', () => {
-    test('the fetch fails, and the next fetch serves the domain', async () => {
-        let failures = 1;
-        const sharedClock: SharedDomainClock = {
-            reserve: () => {
-                if (failures-- > 0) throw new Error('lock timeout');
-                return { granted: true };
+describe('a shared clock that fails does not strand the domain (2.b, onSharedClockError)', () => {
+    function flaky(failures: number, answerLater = false): SharedDomainClock & { calls: number } {
+        const clock = {
+            calls: 0,
+            reserve: (): MaybePromise<SharedReservation> => {
+                clock.calls += 1;
+                if (failures-- > 0) {
+                    if (answerLater) return Promise.reject(new Error('redis: connection closed'));
+                    throw new Error('lock timeout');
+                }
+                return answerLater ? Promise.resolve({ granted: true as const }) : { granted: true as const };
             },
             extend: () => undefined,
             settle: () => undefined,
         };
-        const { manager } = setup({ sharedClock });
+        return clock;
+    }
+
+    test.each([false, true])(
+        "'pause' (the default) holds the domain and asks again a second later (clock answers later: %s)",
+        async (answerLater) => {
+            const sharedClock = flaky(1, answerLater);
+            const { manager, clock } = setup({ sharedClock });
+            await manager.addRequest({ url: 'https://a.com/1' });
+            expect(await manager.fetchNextRequest()).toBeNull();
+            expect(snap(manager, 'a.com')).toMatchObject({ inFlight: 0, dispatched: 0, queued: 1 });
+            expect(await manager.fetchNextRequest()).toBeNull();
+            expect(manager.nextReadyAt()).toBe(clock.now() + 1_000);
+            clock.advance(1_000);
+            expect((await manager.fetchNextRequest())?.url).toBe('https://a.com/1');
+            expect(sharedClock.calls).toBe(2);
+        },
+    );
+
+    test("'local' paces by this process alone while the clock fails", async () => {
+        const sharedClock = flaky(10);
+        const { manager, clock } = setup({ sharedClock, onSharedClockError: 'local', delaySecs: 0.5 });
         await manager.addRequest({ url: 'https://a.com/1' });
-        await expect(manager.fetchNextRequest()).rejects.toThrow('lock timeout');
-        expect(snap(manager, 'a.com')).toMatchObject({ inFlight: 0, dispatched: 0 });
-        const request = await manager.fetchNextRequest();
-        expect(request?.url).toBe('https://a.com/1');
+        await manager.addRequest({ url: 'https://a.com/2' });
+        const first = await manager.fetchNextRequest();
+        expect(first?.url).toBe('https://a.com/1');
+        await manager.markRequestHandled(first!);
+        expect(await manager.fetchNextRequest()).toBeNull();
+        clock.advance(500);
+        expect((await manager.fetchNextRequest())?.url).toBe('https://a.com/2');
+    });
+
+    test('a clock that answers later: the window is ours from the first moment, so two fetches never share it', async () => {
+        let release!: () => void;
+        const answered = new Promise<void>((resolve) => (release = resolve));
+        const sharedClock: SharedDomainClock = {
+            reserve: async () => {
+                await answered;
+                return { granted: true };
+            },
+            extend: async () => undefined,
+            settle: async () => undefined,
+        };
+        const { manager } = setup({ sharedClock, delaySecs: 1 });
+        await manager.addRequest({ url: 'https://a.com/1' });
+        await manager.addRequest({ url: 'https://a.com/2' });
+        const both = Promise.all([manager.fetchNextRequest(), manager.fetchNextRequest()]);
+        release();
+        const [a, b] = await both;
+        expect([a?.url, b?.url].filter(Boolean)).toEqual(['https://a.com/1']);
+    });
+
+    test('onSharedClockError is validated', () => {
+        expect(() => new ThrottlingRequestManager({ domains: 'all', onSharedClockError: 'retry' as never })).toThrow(
+            /onSharedClockError must be 'pause' or 'local'/,
+        );
     });
 });
 

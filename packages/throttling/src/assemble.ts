@@ -90,7 +90,9 @@ function buildCore(options: ResolvedThrottlingOptions, config: Configuration | u
     const registry = new DomainRegistry(options, router, config);
     const handouts = new HandoutLedger();
     const quotas = new QuotaLedger(options, router, states, floor);
-    const shared = new SharedClockSync(options.sharedClock, states, router, (k) => registry.get(k), warnOnce);
+    const entryOf = (k: string) => registry.get(k);
+    const { sharedClock, onSharedClockError } = options;
+    const shared = new SharedClockSync(sharedClock, states, router, entryOf, warnOnce, onSharedClockError, warn);
     const dispatcher = new Dispatcher(options, router, states, floor, shared, quotas, handouts, clock);
     const scheduler = new Scheduler({
         readyAt: (entry, at) => dispatcher.readyAt(entry, at),

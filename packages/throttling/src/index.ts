@@ -13,7 +13,12 @@ export { systemClock, ManualClock } from './time/clock';
 export { DomainState } from './pacing/domain-state';
 export type { DomainStateData, BackoffPolicy, RateLimitOutcome } from './pacing/domain-state';
 export type { DomainStateStore } from './pacing/domain-state-store';
-export type { SharedDomainClock, SharedReservation, SharedClocks } from './shared-clock/shared-domain-clock';
+export type {
+    SharedDomainClock,
+    SharedReservation,
+    SharedClocks,
+    MaybePromise,
+} from './shared-clock/shared-domain-clock';
 export { decideReservation, decideSettlement } from './shared-clock/shared-domain-clock';
 export { FileDomainClock } from './shared-clock/file-domain-clock';
 export type { FileDomainClockOptions } from './shared-clock/file-domain-clock';

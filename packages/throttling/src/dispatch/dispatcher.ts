@@ -7,6 +7,8 @@ import type { PacingFloor } from '../pacing/pacing-floor';
 import type { QuotaLedger } from '../pacing/quota-ledger';
 import type { DomainQueue } from '../queues/domain-queue';
 import type { ScopeRouter } from '../routing/scope-router';
+import type { MaybePromise } from '../shared-clock/maybe-promise';
+import { isPromise } from '../shared-clock/maybe-promise';
 import type { SharedClockSync } from '../shared-clock/shared-clock-sync';
 import type { Clock } from '../time/clock';
 import type { HandoutLedger, HeldSlot } from './handout-ledger';
@@ -43,26 +45,23 @@ export class Dispatcher {
     }
 
     /**
-     * Arms the domain's clocks and takes a slot, then reserves the shared clock. Undefined (nothing
-     * held) when the shared clock says not yet; the domain is then held until it allows. If the shared
-     * clock throws, the window is given back before the error goes on.
+     * Arms the domain's clocks and takes a slot (at once, before anything can await), then reserves
+     * the shared clock. Undefined (nothing held) when the shared clock says not yet, or failed; the
+     * domain is then held until it allows. Answers at once unless the shared clock answers later.
      */
-    open(entry: DomainQueue, now: number, probe = false): Ticket | undefined {
+    open(entry: DomainQueue, now: number, probe = false): MaybePromise<Ticket | undefined> {
         const policy = this.router.policyOf(entry.key);
         const reservation = this.states.update(entry.key, (s) =>
             s.dispatch(now, this.floor.ms, policy, this.options.random, probe),
         );
         const ticket: Ticket = { entry, reservation, now };
-        let granted: boolean;
-        try {
-            granted = this.shared.reserve(entry, reservation, now);
-        } catch (error) {
+        const granted = this.shared.reserve(entry, reservation, now);
+        const decide = (ok: boolean): Ticket | undefined => {
+            if (ok) return ticket;
             this.rollback(ticket);
-            throw error;
-        }
-        if (granted) return ticket;
-        this.rollback(ticket);
-        return undefined;
+            return undefined;
+        };
+        return isPromise(granted) ? granted.then(decide) : decide(granted);
     }
 
     /** Clears the request's other scopes and quotas; false (and rolled back) when they say not yet. */

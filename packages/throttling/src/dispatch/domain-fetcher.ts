@@ -5,6 +5,7 @@ import type { DomainRegistry } from '../queues/domain-registry';
 import type { OriginGate } from '../robots/origin-gate';
 import type { Scheduler } from '../scheduling/scheduler';
 import type { Clock } from '../time/clock';
+import { isPromise } from '../shared-clock/maybe-promise';
 import type { Dispatcher, Ticket } from './dispatcher';
 
 /** What serving the domain queues needs. */
@@ -53,14 +54,13 @@ export class DomainFetcher {
             scheduler.touch(entry, now);
             return 'next';
         }
-        let ticket: Ticket | undefined;
-        try {
-            ticket = dispatcher.open(entry, now);
-        } finally {
+        const opened = dispatcher.open(entry, now);
+        const ticket = isPromise(opened) ? await opened : opened;
+        if (!ticket) {
             // Held by another process's clock, or the shared clock failed: file the domain again.
-            if (!ticket) scheduler.touch(entry, now);
+            scheduler.touch(entry, now);
+            return 'next';
         }
-        if (!ticket) return 'next';
         entry.queued -= 1;
         scheduler.touch(entry, now);
         let request: Request | null;

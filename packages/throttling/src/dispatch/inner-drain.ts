@@ -5,6 +5,7 @@ import type { DomainQueue } from '../queues/domain-queue';
 import type { DomainRegistry } from '../queues/domain-registry';
 import type { ScopeRouter } from '../routing/scope-router';
 import type { Clock } from '../time/clock';
+import { isPromise } from '../shared-clock/maybe-promise';
 import type { Dispatcher } from './dispatcher';
 import type { HandoutLedger } from './handout-ledger';
 
@@ -79,13 +80,8 @@ export class InnerDrain {
         const { dispatcher, clock } = this.deps;
         const now = clock.now();
         if (entry.gated || dispatcher.readyAt(entry, now) > now) return undefined;
-        let ticket;
-        try {
-            ticket = dispatcher.open(entry, now);
-        } catch (error) {
-            await inner.reclaimRequest(request, { forefront: true });
-            throw error;
-        }
+        const opened = dispatcher.open(entry, now);
+        const ticket = isPromise(opened) ? await opened : opened;
         if (!ticket) return undefined;
         const admitted = dispatcher.admit(ticket, request);
         if (admitted === false) return undefined;

@@ -176,6 +176,9 @@ export const throttlingOptionsSchema = z.strictObject({
             { error: 'stateStore must implement read, update, list and clear' },
         )
         .optional(),
+    onSharedClockError: z
+        .enum(['pause', 'local'], { error: "onSharedClockError must be 'pause' or 'local'" })
+        .optional(),
     sharedClock: z
         .custom<SharedDomainClock>(
             (v) =>

@@ -160,6 +160,13 @@ export interface ThrottlingRequestManagerOptions extends Omit<ScopeSettings, 'ba
      * @default undefined (pacing is per process)
      */
     sharedClock?: SharedDomainClock;
+    /**
+     * What to do when `sharedClock` fails (Redis down or slow, a lock timeout): `'pause'` holds the
+     * domain and asks the clock again a second later, logging why; `'local'` paces by this process
+     * alone, with one warning, until the clock answers again. No request is lost either way.
+     * @default 'pause'
+     */
+    onSharedClockError?: 'pause' | 'local';
 }
 
 /** Options with every default applied: what the manager works with. */
@@ -177,6 +184,7 @@ export interface ResolvedThrottlingOptions {
     clock: Clock;
     stateStore?: DomainStateStore;
     sharedClock?: SharedDomainClock;
+    onSharedClockError: 'pause' | 'local';
     respectCrawlDelay: boolean;
     maxCrawlDelaySecs: number;
     robotsUserAgent?: string;
@@ -219,6 +227,7 @@ export function resolveThrottlingOptions(options: ThrottlingRequestManagerOption
         clock: o.clock ?? systemClock,
         stateStore: o.stateStore,
         sharedClock: o.sharedClock,
+        onSharedClockError: o.onSharedClockError ?? 'pause',
         respectCrawlDelay: o.respectCrawlDelay ?? true,
         maxCrawlDelaySecs: o.maxCrawlDelaySecs ?? DEFAULT_MAX_CRAWL_DELAY_SECS,
         robotsUserAgent: o.robotsUserAgent,

@@ -1,5 +1,7 @@
 import type { DomainQueue } from '../queues/domain-queue';
 import { originOf } from '../routing/origin';
+import type { MaybePromise } from '../shared-clock/maybe-promise';
+import { isPromise } from '../shared-clock/maybe-promise';
 
 /**
  * Runs for each origin of a domain before the first dispatch to that origin (e.g. reading its
@@ -31,7 +33,7 @@ export interface OriginGateHost {
     /** When the key may send next (its clocks and slots), as for a request. */
     readyAt(entry: DomainQueue, now: number): number;
     /** Takes a window and a slot of the key for a probe; undefined when another process holds it. */
-    openProbe(entry: DomainQueue, now: number): ProbeTicket | undefined;
+    openProbe(entry: DomainQueue, now: number): MaybePromise<ProbeTicket | undefined>;
     /** The probe got its answer (or none): frees its slot, re-arms a one-at-a-time interval. */
     finishProbe(ticket: ProbeTicket): void;
     /** The domain may be scheduled again (a check is due, or settled): file it and wake the crawler. */
@@ -40,7 +42,9 @@ export interface OriginGateHost {
 }
 
 /** The window a probe took; opaque to the gate. */
-export type ProbeTicket = object;
+export interface ProbeTicket {
+    readonly entry: DomainQueue;
+}
 
 /**
  * Holds a domain back while the check of one of its origins (robots.txt) is due or runs, decides
@@ -87,26 +91,43 @@ export class OriginGate {
 
     /** Starts the due checks of a domain that its key's clocks and slots allow now; files it for the rest. */
     startDue(entry: DomainQueue): void {
-        const gate = this.gate;
         for (const [origin, url] of entry.checksDue) {
             const now = this.host.now();
-            if (!gate || this.host.readyAt(entry, now) > now) break;
-            const ticket = this.openProbe(entry, now);
-            if (!ticket) break;
+            if (!this.gate || this.host.readyAt(entry, now) > now) break;
+            // Taken off the due list and counted as running at once, so a concurrent look skips it.
             entry.checksDue.delete(origin);
             entry.gatesPending += 1;
-            const settle = (outcome?: void | DomainGateOutcome) => this.settled(entry, origin, ticket, outcome);
-            gate(entry.key, url).then(settle, (error: unknown) => {
-                this.host.warn(
-                    `The first-dispatch check of ${origin} (${entry.key}) failed; crawling it without: ${String(error)}`,
-                );
-                settle();
+            const opened = this.openProbe(entry, now);
+            if (!isPromise(opened)) {
+                if (!this.started(entry, origin, url, opened)) break;
+                continue;
+            }
+            void opened.then((ticket) => {
+                if (this.started(entry, origin, url, ticket)) this.startDue(entry);
             });
         }
         if (entry.checksDue.size > 0) this.host.released(entry);
     }
 
-    private openProbe(entry: DomainQueue, now: number): ProbeTicket | undefined {
+    /** Runs the check once its window is held; without one, puts it back on the due list (false). */
+    private started(entry: DomainQueue, origin: string, url: string, ticket: ProbeTicket | undefined): boolean {
+        if (!ticket || !this.gate) {
+            entry.gatesPending -= 1;
+            entry.checksDue.set(origin, url);
+            this.host.released(entry);
+            return false;
+        }
+        const settle = (outcome?: void | DomainGateOutcome) => this.settled(entry, origin, ticket, outcome);
+        this.gate(entry.key, url).then(settle, (error: unknown) => {
+            this.host.warn(
+                `The first-dispatch check of ${origin} (${entry.key}) failed; crawling it without: ${String(error)}`,
+            );
+            settle();
+        });
+        return true;
+    }
+
+    private openProbe(entry: DomainQueue, now: number): MaybePromise<ProbeTicket | undefined> {
         try {
             return this.host.openProbe(entry, now);
         } catch (error) {
