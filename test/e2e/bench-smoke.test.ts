@@ -11,7 +11,7 @@ describe('benchmarks (smoke, quick mode)', () => {
     });
     afterAll(() => rmSync(dir, { recursive: true, force: true }));
 
-    test('runs B1–B4 at tiny sizes and writes the four markdown tables', async () => {
+    test('runs B1–B4 and B6 at tiny sizes and writes their markdown tables', async () => {
         const out = join(dir, 'benchmarks.md');
         const lines: string[] = [];
         const results = await runBenchmarks({ quick: true, out, progress: (line) => lines.push(line) });
@@ -26,7 +26,7 @@ describe('benchmarks (smoke, quick mode)', () => {
         expect(md).toMatch(/\| CPU \| .+ × \d+ cores \|/);
 
         // One section and one table per scenario.
-        const sections = ['## B1', '## B2', '## B3', '## B4'].map((h) => md.indexOf(h));
+        const sections = ['## B1', '## B2', '## B3', '## B4', '## B6'].map((h) => md.indexOf(h));
         expect(sections.every((i) => i >= 0)).toBe(true);
         expect([...sections].sort((a, b) => a - b)).toEqual(sections);
         const tableHeads = [
@@ -53,5 +53,24 @@ describe('benchmarks (smoke, quick mode)', () => {
             for (const c of scenario.contenders) expect(c.pagesTotal).toBe(12);
         }
         expect(results.b4!.every((r) => r.samples > 0)).toBe(true);
-    }, 180_000);
+
+        // The soak crawled every page of every site (discovered through links), lost nothing, and met
+        // refusals and resets on the way; the table reports the loss and the heap over time.
+        const b6 = results.b6!;
+        const { sites, unlimitedSites, pages, unlimitedPages } = b6.options;
+        const allUrls = unlimitedSites * (unlimitedPages + 1) + (sites - unlimitedSites) * (pages + 1);
+        expect(b6.timedOut).toBe(false);
+        expect(b6.ledger).toMatchObject({ enqueued: allUrls, lost: 0, unexpected: 0, handledTwice: 0 });
+        expect(b6.ledger.handled + b6.ledger.failed).toBe(allUrls);
+        expect(b6.server.resets).toBeGreaterThan(0);
+        expect(b6.server.requests).toBeGreaterThan(allUrls);
+        expect(b6.heap.length).toBeGreaterThan(2);
+        expect(Number.isFinite(b6.lagP99Ms)).toBe(true);
+        const b6Md = md.slice(sections[4]);
+        expect(b6Md).toContain('| **requests lost** | **0** |');
+        expect(b6Md).toMatch(
+            /\| heap after GC at 10 \/ 50 \/ 90 \/ 100 % \| [\d.]+ MB \/ [\d.]+ MB \/ [\d.]+ MB \/ [\d.]+ MB \|/,
+        );
+        expect(b6Md).toMatch(/\| event-loop lag p50 \/ p99 \/ max \| [\d.]+ \/ [\d.]+ \/ [\d.]+ ms \|/);
+    }, 240_000);
 });

@@ -6,9 +6,11 @@ import { environment, type Environment, REPO_ROOT } from './env';
 import { b1Section, b2Section, b3Section, b4Section, header } from './markdown';
 import { type OverheadRow, runOverhead } from './overhead';
 import { type PromptnessRow, runPromptness } from './promptness';
+import { runSoak, type SoakResult, soakSizes } from './soak';
+import { b6Section } from './soak-markdown';
 import { exposeGc } from './stats';
 
-export const SCENARIO_IDS = ['B1', 'B2', 'B3', 'B4'] as const;
+export const SCENARIO_IDS = ['B1', 'B2', 'B3', 'B4', 'B6'] as const;
 export type ScenarioId = (typeof SCENARIO_IDS)[number];
 
 export interface BenchmarkOptions {
@@ -30,6 +32,7 @@ export interface BenchmarkResults {
     b2?: ScenarioResult;
     b3?: OverheadRow[];
     b4?: PromptnessRow[];
+    b6?: SoakResult;
 }
 
 /** Sizes of every scenario, full or quick. */
@@ -64,6 +67,7 @@ export function benchmarkSizes(quick: boolean) {
             referenceRequests: quick ? 12 : 50,
             timeoutMs: quick ? 30_000 : 120_000,
         },
+        b6: soakSizes(quick),
     };
 }
 
@@ -99,6 +103,10 @@ export async function runBenchmarks(options: BenchmarkOptions = {}): Promise<Ben
     if (only.includes('B4')) {
         results.b4 = await runPromptness(sizes.b4, progress);
         sections.push(b4Section(results.b4, sizes.b4.intervalMs));
+    }
+    if (only.includes('B6')) {
+        results.b6 = await runSoak(sizes.b6, progress);
+        sections.push(b6Section(results.b6));
     }
 
     const command = [

@@ -10,6 +10,8 @@ export type {
     RobotsOverride,
     RetryAfterStyle,
     RateLimitHeaderStyle,
+    RateLimitSchedule,
+    ConnectionResetOptions,
 } from './site-options';
 export { TokenBucket } from './token-bucket';
 export type { LogEntry } from './request-log';

@@ -41,7 +41,10 @@ export interface PoliteWeb {
     maxInFlight(host: string): number;
     /** Starts a fresh log (earlier `log` arrays are left intact) and resets max-in-flight counters. */
     resetLog(): void;
-    /** `resetLog()` plus refills every token bucket, so runs against the same web start alike. */
+    /**
+     * `resetLog()` plus refills every token bucket, restarts rate-limit schedules and reseeds connection
+     * resets, so runs against the same web start alike.
+     */
     reset(): void;
     /** Scores the current log against the sites. */
     score(options?: ScoreOptions): WebScore;
@@ -144,7 +147,7 @@ export async function startPoliteWeb(options: PoliteWebOptions): Promise<PoliteW
         resetLog,
         reset() {
             resetLog();
-            for (const runtime of runtimes.values()) runtime.resetBucket();
+            for (const runtime of runtimes.values()) runtime.restart();
         },
         score: (scoreOptions) => scoreLog(log, sites, scoreOptions),
         close: () =>

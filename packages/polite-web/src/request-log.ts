@@ -13,6 +13,11 @@ export interface LogEntry {
      * (robots.txt is not counted as in flight; for a robots.txt entry this is the page requests already in flight).
      */
     readonly inFlightAtArrival: number;
+    /**
+     * Set when the site cut this response off with a connection reset (`connectionResets`): `status` is
+     * what was being sent, but the client got no complete answer.
+     */
+    readonly reset?: true;
 }
 
 /** Whether a logged path is the robots.txt file, which is neither rate limited nor scored. */

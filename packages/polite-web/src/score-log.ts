@@ -28,7 +28,7 @@ export interface SiteScore {
     host: string;
     /** Requests that arrived. */
     requests: number;
-    /** 2xx answers. */
+    /** 2xx answers (responses cut off by a connection reset not counted). */
     served: number;
     /** Distinct paths answered 2xx. */
     distinctPagesServed: number;
@@ -36,6 +36,8 @@ export interface SiteScore {
     refusals: number;
     /** refusals / requests (0 without requests). */
     refusedShare: number;
+    /** Responses cut off by a connection reset (`connectionResets`). */
+    resets: number;
     /** Smallest gap between consecutive arrivals, null with fewer than 2 requests. */
     minGapMs: number | null;
     /** Consecutive arrivals closer than the site's crawl delay minus the tolerance. */
@@ -56,6 +58,7 @@ export interface ScoreTotals {
     distinctPagesServed: number;
     refusals: number;
     refusedShare: number;
+    resets: number;
     crawlDelayViolations: number;
     /** Max over sites. */
     maxInFlight: number;
@@ -96,7 +99,7 @@ function scoreSite(site: ScoredSite, entries: LogEntry[], options: ScoreOptions)
         minGapMs = minGapMs === null ? gap : Math.min(minGapMs, gap);
         if (delayMs !== undefined && gap < delayMs - tolerance) crawlDelayViolations += 1;
     }
-    const served = sorted.filter((e) => e.status >= 200 && e.status < 300);
+    const served = sorted.filter((e) => e.status >= 200 && e.status < 300 && !e.reset);
     const refusals = sorted.filter((e) => isRefusal(e.status)).length;
     const intervalMs = Math.max(site.rate ? 1000 / site.rate : 0, delayMs ?? 0);
     return {
@@ -106,6 +109,7 @@ function scoreSite(site: ScoredSite, entries: LogEntry[], options: ScoreOptions)
         distinctPagesServed: new Set(served.map((e) => e.path)).size,
         refusals,
         refusedShare: sorted.length ? refusals / sorted.length : 0,
+        resets: sorted.filter((e) => e.reset).length,
         minGapMs,
         crawlDelayViolations,
         maxInFlight: sorted.reduce((max, e) => Math.max(max, e.inFlightAtArrival), 0),
@@ -140,6 +144,7 @@ export function scoreLog(log: readonly LogEntry[], sites: readonly ScoredSite[],
             distinctPagesServed: sum((s) => s.distinctPagesServed),
             refusals,
             refusedShare: requests ? refusals / requests : 0,
+            resets: sum((s) => s.resets),
             crawlDelayViolations: sum((s) => s.crawlDelayViolations),
             maxInFlight: scores.reduce((max, s) => Math.max(max, s.maxInFlight), 0),
             firstAt,

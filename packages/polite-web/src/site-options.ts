@@ -24,6 +24,34 @@ export interface RefusalOptions {
     rateLimitHeaders?: RateLimitHeaderStyle;
 }
 
+/**
+ * Switches a site's rate limit on and off over time, as limits that are tightened under load and lifted
+ * again. The cycle starts "on" when the web starts (and again on `reset()`): `onMs` limited, then `offMs`
+ * unlimited, repeating.
+ */
+export interface RateLimitSchedule {
+    /** How long each limited spell lasts, ms. */
+    onMs: number;
+    /** How long each unlimited spell lasts, ms. */
+    offMs: number;
+    /**
+     * How far into the cycle the site starts, ms, so sites sharing one schedule need not switch together.
+     * @default 0
+     */
+    phaseMs?: number;
+}
+
+/** Connections reset in the middle of a response: headers and half the body are sent, then a TCP RST. */
+export interface ConnectionResetOptions {
+    /** Share of page responses (not refusals, not robots.txt) cut off, in [0, 1]. */
+    share: number;
+    /**
+     * Seed of the random source that picks them, so a run can be repeated.
+     * @default 1
+     */
+    seed?: number;
+}
+
 /** Replaces the generated /robots.txt. */
 export interface RobotsOverride {
     /** @default 200 */
@@ -84,6 +112,17 @@ export interface SiteOptions {
      * @default []
      */
     crossLinks?: string[];
+    /**
+     * Applies the `rate` limit only in "on" spells of this schedule; in "off" spells the site is unlimited
+     * (no token spent, no rate-limit headers). Needs `rate`.
+     * @default undefined (the rate limit always applies)
+     */
+    rateLimitSchedule?: RateLimitSchedule;
+    /**
+     * Resets the connection in the middle of some page responses.
+     * @default undefined (no resets)
+     */
+    connectionResets?: ConnectionResetOptions;
 }
 
 /** Site options with defaults applied and the host normalised. */
@@ -98,6 +137,8 @@ export interface ResolvedSite {
     readonly robots: Readonly<RobotsOverride> | undefined;
     readonly pages: number;
     readonly crossLinks: readonly string[];
+    readonly rateLimitSchedule: Readonly<Required<RateLimitSchedule>> | undefined;
+    readonly connectionResets: Readonly<Required<ConnectionResetOptions>> | undefined;
 }
 
 /** Lower-cases and strips a trailing dot so `Shop-A.Example.` and `shop-a.example` are one site. */
@@ -109,6 +150,37 @@ function assertNonNegative(value: number | undefined, name: string, host: string
     if (value !== undefined && !(Number.isFinite(value) && value >= 0)) {
         throw new RangeError(`site ${host}: ${name} must be a finite number >= 0, got ${value}`);
     }
+}
+
+function resolveSchedule(options: SiteOptions, host: string): Required<RateLimitSchedule> | undefined {
+    const schedule = options.rateLimitSchedule;
+    if (schedule === undefined) return undefined;
+    if (options.rate === undefined) {
+        throw new TypeError(`site ${host}: rateLimitSchedule needs a rate to switch on and off`);
+    }
+    for (const key of ['onMs', 'offMs'] as const) {
+        const value = schedule[key];
+        if (!(Number.isFinite(value) && value > 0)) {
+            throw new RangeError(`site ${host}: rateLimitSchedule.${key} must be a finite number > 0, got ${value}`);
+        }
+    }
+    assertNonNegative(schedule.phaseMs, 'rateLimitSchedule.phaseMs', host);
+    return { onMs: schedule.onMs, offMs: schedule.offMs, phaseMs: schedule.phaseMs ?? 0 };
+}
+
+function resolveResets(
+    resets: ConnectionResetOptions | undefined,
+    host: string,
+): Required<ConnectionResetOptions> | undefined {
+    if (resets === undefined) return undefined;
+    if (!(Number.isFinite(resets.share) && resets.share >= 0 && resets.share <= 1)) {
+        throw new RangeError(`site ${host}: connectionResets.share must be a number in [0, 1], got ${resets.share}`);
+    }
+    const seed = resets.seed ?? 1;
+    if (!Number.isInteger(seed)) {
+        throw new RangeError(`site ${host}: connectionResets.seed must be an integer, got ${resets.seed}`);
+    }
+    return { share: resets.share, seed };
 }
 
 /** Applies defaults and rejects configurations that would make the simulation meaningless. */
@@ -151,5 +223,7 @@ export function resolveSite(options: SiteOptions): ResolvedSite {
         robots: options.robots ? { ...options.robots } : undefined,
         pages,
         crossLinks: (options.crossLinks ?? []).map(normalizeHost),
+        rateLimitSchedule: resolveSchedule(options, host),
+        connectionResets: resolveResets(options.connectionResets, host),
     };
 }

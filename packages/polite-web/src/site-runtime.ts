@@ -6,6 +6,9 @@ import { retryAfterValue } from './retry-after';
 import { robotsTxt } from './robots-txt';
 import type { ResolvedSite } from './site-options';
 import { type PageResponse, sitePage } from './site-pages';
+import { sendThenReset } from './connection-reset';
+import { scheduleIsOn } from './rate-limit-schedule';
+import { seededRandom } from './seeded-random';
 import { TokenBucket } from './token-bucket';
 
 /** What a site needs from the server that hosts it. */
@@ -21,12 +24,16 @@ export class SiteRuntime {
     private readonly bucket: TokenBucket | undefined;
     private inFlightNow = 0;
     private maxInFlightSeen = 0;
+    private scheduleStartedAt: number;
+    private resetDraw: () => number;
 
     constructor(
         readonly site: ResolvedSite,
         private readonly server: SiteHost,
     ) {
         this.bucket = site.rate === undefined ? undefined : new TokenBucket(site.rate, site.burst, server.clock());
+        this.scheduleStartedAt = server.clock();
+        this.resetDraw = seededRandom(site.connectionResets?.seed ?? 1);
     }
 
     /** Page requests currently being answered. */
@@ -47,10 +54,24 @@ export class SiteRuntime {
         this.bucket?.reset(this.server.clock());
     }
 
+    /** Refills the bucket, restarts the rate-limit schedule and reseeds the resets: a run starts as the first did. */
+    restart(): void {
+        this.resetBucket();
+        this.scheduleStartedAt = this.server.clock();
+        this.resetDraw = seededRandom(this.site.connectionResets?.seed ?? 1);
+    }
+
     handle(res: ServerResponse, target: RequestTarget): void {
         const now = this.server.clock();
-        const log = (status: number, inFlightAtArrival: number): void =>
-            this.server.record({ site: this.site.host, path: target.path, time: now, status, inFlightAtArrival });
+        const log = (status: number, inFlightAtArrival: number, reset?: true): void =>
+            this.server.record({
+                site: this.site.host,
+                path: target.path,
+                time: now,
+                status,
+                inFlightAtArrival,
+                ...(reset ? { reset } : {}),
+            });
 
         // robots.txt is exempt from rate and concurrency limits: crawlers fetch it before they can know
         // the rules, and punishing that would only measure the simulator, not the crawler.
@@ -76,29 +97,56 @@ export class SiteRuntime {
         // Concurrency is checked first and refuses without spending a token, so an overloaded server
         // does not also eat into the client's rate budget.
         const overloaded = this.site.maxConcurrent !== undefined && inFlightAtArrival > this.site.maxConcurrent;
-        if (overloaded || (this.bucket && !this.bucket.tryTake(now))) {
-            const { status } = this.site.refusal;
-            log(status, inFlightAtArrival);
-            const headers = this.quotaHeaders(now);
-            const retryAfter = retryAfterValue(this.site.refusal.retryAfter, this.bucket?.msUntilToken(now) ?? 0, now);
-            if (retryAfter !== undefined) headers['Retry-After'] = retryAfter;
-            const body = status === 429 ? 'too many requests\n' : 'service unavailable\n';
-            this.send(res, { status, contentType: 'text/plain; charset=utf-8', body }, headers, 0);
+        const bucket = this.limitingBucket(now);
+        if (overloaded || (bucket && !bucket.tryTake(now))) {
+            log(this.site.refusal.status, inFlightAtArrival);
+            this.refuse(res, now);
             return;
         }
 
         const page = sitePage(this.site, target.pathname);
+        const resets = this.site.connectionResets;
+        // Drawn for every served page, so which ones are cut depends only on the seed and arrival order.
+        if (resets && this.resetDraw() < resets.share) {
+            log(page.status, inFlightAtArrival, true);
+            const headers = this.quotaHeaders(now);
+            this.delayed(this.site.latencyMs, () => sendThenReset(res, page, headers));
+            return;
+        }
         log(page.status, inFlightAtArrival);
         this.send(res, page, this.quotaHeaders(now), this.site.latencyMs);
     }
 
+    private refuse(res: ServerResponse, now: number): void {
+        const { status } = this.site.refusal;
+        const headers = this.quotaHeaders(now);
+        const msUntilToken = this.limitingBucket(now)?.msUntilToken(now) ?? 0;
+        const retryAfter = retryAfterValue(this.site.refusal.retryAfter, msUntilToken, now);
+        if (retryAfter !== undefined) headers['Retry-After'] = retryAfter;
+        const body = status === 429 ? 'too many requests\n' : 'service unavailable\n';
+        this.send(res, { status, contentType: 'text/plain; charset=utf-8', body }, headers, 0);
+    }
+
+    /** The token bucket when the rate limit applies at `now`: always, or in the "on" spells of its schedule. */
+    private limitingBucket(now: number): TokenBucket | undefined {
+        const schedule = this.site.rateLimitSchedule;
+        if (schedule && !scheduleIsOn(schedule, this.scheduleStartedAt, now)) return undefined;
+        return this.bucket;
+    }
+
+    private delayed(latencyMs: number, fn: () => void): void {
+        if (latencyMs > 0) this.server.delay(latencyMs, fn);
+        else fn();
+    }
+
     private quotaHeaders(now: number): Record<string, string> {
-        if (!this.bucket) return {};
+        const bucket = this.limitingBucket(now);
+        if (!bucket) return {};
         return rateLimitHeaders(this.site.refusal.rateLimitHeaders, {
-            limit: this.bucket.burst,
-            remaining: this.bucket.remaining(now),
-            resetMs: this.bucket.msUntilFull(now),
-            windowSeconds: Math.max(1, Math.ceil(this.bucket.burst / this.bucket.rate)),
+            limit: bucket.burst,
+            remaining: bucket.remaining(now),
+            resetMs: bucket.msUntilFull(now),
+            windowSeconds: Math.max(1, Math.ceil(bucket.burst / bucket.rate)),
             now,
         });
     }
@@ -113,7 +161,6 @@ export class SiteRuntime {
             });
             res.end(page.body);
         };
-        if (latencyMs > 0) this.server.delay(latencyMs, write);
-        else write();
+        this.delayed(latencyMs, write);
     }
 }
