@@ -6,6 +6,7 @@ import { Dispatcher } from './dispatch/dispatcher';
 import { DomainFetcher } from './dispatch/domain-fetcher';
 import { HandoutLedger } from './dispatch/handout-ledger';
 import { InnerDrain } from './dispatch/inner-drain';
+import { ThrottlingEventEmitter } from './integration/throttling-events';
 import { WakeSignal } from './integration/wake-signal';
 import type { ResolvedThrottlingOptions } from './options/options';
 import type { DomainStateStore } from './pacing/domain-state-store';
@@ -52,6 +53,7 @@ export interface Collaborators {
     responses: ResponseInterpreter;
     wake: WakeSignal;
     probe: ReadinessProbe;
+    events: ThrottlingEventEmitter;
 }
 
 /**
@@ -70,6 +72,7 @@ export function assemble(
     const { states, floor, router, registry, scheduler, handouts, quotas, shared, dispatcher, wake } = core;
     return {
         ...{ states, floor, router, registry, scheduler, handouts, quotas, shared, dispatcher, wake },
+        events: core.events,
         ...flow,
         ...signals,
     };
@@ -100,8 +103,9 @@ function buildCore(options: ResolvedThrottlingOptions, config: Configuration | u
     });
     const touch = (entry: DomainQueue) => scheduler.touch(entry, now());
     const wake = new WakeSignal(clock, () => scheduler.nextReadyAt(now()));
+    const events = new ThrottlingEventEmitter(warn);
     return {
-        ...{ options, config, log, clock, now, warn, warnOnce, touch },
+        ...{ options, config, log, clock, now, warn, warnOnce, touch, events },
         ...{ states, floor, router, registry, handouts, quotas, shared, dispatcher, scheduler, wake },
     };
 }
@@ -130,7 +134,8 @@ function buildFlow(core: Core) {
     const persister = new StatePersister({
         ...{ options, config, clock, states, floor, registry, listedDomains, restoreCapMs, restored: touch, warn },
     });
-    const intake = new DomainIntake({ options, clock, router, registry, states, gate, persister, scheduler });
+    const events = core.events;
+    const intake = new DomainIntake({ options, clock, router, registry, states, gate, persister, scheduler, events });
     const domainFetcher = new DomainFetcher({ clock, registry, scheduler, dispatcher, gate });
     const error = (m: string, data: Record<string, unknown>) => core.log.error(m, data);
     const innerDrain = new InnerDrain({ clock, router, registry, intake, dispatcher, handouts, warnOnce, error });
@@ -155,6 +160,7 @@ function buildSignals(core: Core, flow: ReturnType<typeof buildFlow>) {
         escalated,
         warn,
         warnOnce,
+        events: core.events,
     });
     const responses = new ResponseInterpreter({
         ...{ options, clock, router, states, floor, handouts, shared, recorder, paces, warnOnce },

@@ -49,3 +49,4 @@ export { seededRandom, DEFAULT_BACKOFF_STATUS_CODES } from './options/policy';
 export type { IntervalReason } from './pacing/domain-state';
 export type { RampupSettings } from './options/policy';
 export type { GetScopes, ScopesDeclaration, RequestScopes } from './routing/request-scopes';
+export type { ThrottlingEvents, ThrottlingListener, BackoffReason } from './integration/throttling-events';

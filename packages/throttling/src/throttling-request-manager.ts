@@ -18,6 +18,7 @@ import { PersistentRateLimitError } from './errors';
 import type { AttachableCrawler } from './integration/crawler-integration';
 import { attachCrawler } from './integration/crawler-integration';
 import type { ThrottlerPort } from './integration/throttler-port';
+import type { ThrottlingEvents, ThrottlingListener } from './integration/throttling-events';
 import type { ResolvedThrottlingOptions, ThrottlingRequestManagerOptions } from './options/options';
 import { resolveThrottlingOptions } from './options/options';
 import type { ResolvedPolicy } from './options/policy';
@@ -191,7 +192,10 @@ export class ThrottlingRequestManager implements IRequestManager, ThrottlerPort 
             await this.persistState();
             this.parts.persister.stop();
         }
-        if (readiness.kind === 'stalled') throw new PersistentRateLimitError(readiness.domains);
+        if (readiness.kind === 'stalled') {
+            for (const d of readiness.domains) this.parts.events.emit('stalled', { ...d });
+            throw new PersistentRateLimitError(readiness.domains);
+        }
         return readiness.kind === 'finished';
     }
 
@@ -226,6 +230,19 @@ export class ThrottlingRequestManager implements IRequestManager, ThrottlerPort 
     }
 
     // ---- pacing and integration -------------------------------------------------------------------
+
+    /**
+     * Calls `listener` on every `name` event (`domainAdded`, `backoff`, `recovered`, `stalled`), each
+     * carrying the domain, the reason and the figures; returns the unsubscribe. See docs/policy.md.
+     */
+    on<K extends keyof ThrottlingEvents>(name: K, listener: ThrottlingListener<K>): () => void {
+        return this.parts.events.on(name, listener);
+    }
+
+    /** Removes a listener added with {@link on}. */
+    off<K extends keyof ThrottlingEvents>(name: K, listener: ThrottlingListener<K>): void {
+        this.parts.events.off(name, listener);
+    }
 
     /**
      * Tells the manager what a response said about pacing. Returns whether the signal's domain is

@@ -81,7 +81,8 @@ export class CompletionTracker {
         for (const extra of handout.extras ?? []) states.update(extra.scope, (s) => s.release(extra.slot));
         if (completed && !networkError) {
             const failed = handout.errors !== undefined && (request.errorMessages?.length ?? 0) > handout.errors;
-            states.update(entry.key, (s) => (failed ? s.recordGivenUp() : s.recordSuccess()));
+            if (failed) states.update(entry.key, (s) => s.recordGivenUp());
+            else this.deps.recorder.answered(entry.key, clock.now(), true);
         }
         scheduler.touch(entry, clock.now());
     }
@@ -92,7 +93,7 @@ export class CompletionTracker {
         if (!entry || handout.errors === undefined) return false;
         if (!this.deps.router.policyOf(entry.key).backoffOnNetworkErrors) return false;
         if (!newNetworkError(request.errorMessages, handout.errors)) return false;
-        this.deps.recorder.record({ reason: 'rateLimited', url: request.url });
+        this.deps.recorder.record({ reason: 'rateLimited', url: request.url }, { reason: 'network-error' });
         return true;
     }
 

@@ -6,6 +6,7 @@ import type { BackoffPolicy } from './domain-state';
 import type { DomainStateStore } from './domain-state-store';
 import type { PacingFloor } from './pacing-floor';
 import type { PacingSignal } from './pacing-signal';
+import type { BackoffReason, ThrottlingEventEmitter } from '../integration/throttling-events';
 
 /** What the recorder tells its owner. */
 export interface PacingRecorderHost {
@@ -18,6 +19,13 @@ export interface PacingRecorderHost {
     escalated(): void;
     warn(message: string): void;
     warnOnce(message: string): void;
+    events: ThrottlingEventEmitter;
+}
+
+/** What caused a backoff, for the `backoff` event. */
+export interface BackoffCause {
+    reason: BackoffReason;
+    statusCode?: number;
 }
 
 /**
@@ -38,7 +46,7 @@ export class PacingRecorder {
     ) {}
 
     /** Applies a signal; returns whether its domain is paced here (false: ignored). */
-    record(signal: PacingSignal): boolean {
+    record(signal: PacingSignal, cause: BackoffCause = { reason: 'signal' }): boolean {
         if (signal.reason === 'minIntervalEverywhere') {
             this.floor.raise(signal.intervalMs);
             return true;
@@ -47,7 +55,7 @@ export class PacingRecorder {
         if (key === undefined || !this.host.paces(key)) return false;
         this.states.update(key, () => undefined);
         if (signal.reason === 'rateLimited') {
-            this.recordRateLimit(key, signal.waitMs);
+            this.recordRateLimit(key, signal.waitMs, cause);
         } else {
             this.recordCrawlDelay(key, signal.url, signal.intervalMs);
             this.host.changed(key);
@@ -56,11 +64,22 @@ export class PacingRecorder {
     }
 
     /** Backs one scope off: exponential, or for as long as the server asked (`waitMs`). */
-    recordRateLimit(key: string, waitMs: number | undefined): void {
+    recordRateLimit(key: string, waitMs: number | undefined, cause: BackoffCause = { reason: 'signal' }): void {
         const now = this.host.now();
         const policy = this.router.policyOf(key);
-        const outcome = this.states.update(key, (s) => s.recordRateLimit(now, waitMs, this.backoffPolicy(policy)));
-        if (outcome.escalated) this.host.escalated();
+        const state = this.states.update(key, (s) => s);
+        const outcome = state.recordRateLimit(now, waitMs, this.backoffPolicy(policy));
+        if (outcome.escalated) {
+            this.host.escalated();
+            const exponent = state.backoffExponent;
+            this.host.events.emit('backoff', {
+                domain: key,
+                ...cause,
+                retryAfterMs: waitMs,
+                waitMs: outcome.waitMs,
+                exponent,
+            });
+        }
         if (outcome.cappedFrom) {
             const source =
                 outcome.cappedFrom.source === 'retry-after' ? 'the Retry-After header' : 'exponential backoff';
@@ -70,6 +89,21 @@ export class PacingRecorder {
             );
         }
         this.host.changed(key);
+    }
+
+    /**
+     * A scope answered without refusing: a run of refusals is broken (a `recovered` event when one
+     * was running). `success` also counts the request handled.
+     */
+    answered(key: string, now: number, success = false): void {
+        const state = this.states.read(key);
+        if (!state) return;
+        if (state.refusingSince !== 0) {
+            const refusingForMs = state.stalledForMs(now);
+            this.host.events.emit('recovered', { domain: key, refusingForMs, refusals: state.refusals });
+        }
+        if (success) state.recordSuccess();
+        else state.recordAnswered();
     }
 
     /** Forgets what robots.txt said for keys no longer crawled (bounded memory on broad crawls). */

@@ -9,6 +9,7 @@ import type { ProcessedRequest } from '@crawlee/types';
 
 import { ThrottledDomainLimitError } from '../errors';
 import type { ResolvedThrottlingOptions } from '../options/options';
+import type { ThrottlingEventEmitter } from '../integration/throttling-events';
 import type { DomainStateStore } from '../pacing/domain-state-store';
 import type { StatePersister } from '../persistence/state-persister';
 import type { OriginGate } from '../robots/origin-gate';
@@ -28,6 +29,7 @@ export interface DomainIntakeDeps {
     gate: OriginGate;
     persister: StatePersister;
     scheduler: Scheduler;
+    events: ThrottlingEventEmitter;
 }
 
 /**
@@ -53,6 +55,7 @@ export class DomainIntake {
         const { entry } = resolution;
         if (resolution.created) {
             states.update(entry.key, () => undefined);
+            this.deps.events.emit('domainAdded', { domain: entry.key, queueName: entry.queueName });
             // Saved before its first request lands, so a crash in between cannot strand the queue.
             // Storage that does not persist loses everything in a crash anyway.
             if (options.domains === 'all' && persister.storagePersists()) entry.saved = persister.save();

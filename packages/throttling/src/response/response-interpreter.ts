@@ -85,11 +85,9 @@ export class ResponseInterpreter {
         const { router, states, floor, shared } = this.deps;
         for (const k of scopeKeys) {
             if (handout?.domain ? !this.deps.states.read(k) && !this.deps.paces(k) : !this.deps.paces(k)) continue;
-            states.update(k, (s) => {
-                s.armAfterResponse(now, floor.ms, router.policyOf(k));
-                // A run of refusals is broken, whatever the request handler makes of the answer.
-                if (!refused) s.recordAnswered();
-            });
+            states.update(k, (s) => s.armAfterResponse(now, floor.ms, router.policyOf(k)));
+            // A run of refusals is broken, whatever the request handler makes of the answer.
+            if (!refused) this.deps.recorder.answered(k, now);
             shared.publish(k);
         }
         if (handout?.domain) shared.settle(handout.domain, now);
@@ -99,11 +97,12 @@ export class ResponseInterpreter {
     private recordRefusal(request: Request, handout: Handout | undefined, status: number, waitMs?: number): boolean {
         const { router, recorder } = this.deps;
         const keys = scopeKeysOf(handout);
-        if (keys.length === 0) return recorder.record({ reason: 'rateLimited', url: request.url, waitMs });
+        const cause = { reason: 'refused' as const, statusCode: status };
+        if (keys.length === 0) return recorder.record({ reason: 'rateLimited', url: request.url, waitMs }, cause);
         let paced = false;
         for (const key of keys) {
             if (!router.policyOf(key).backoffStatusCodes.has(status)) continue;
-            recorder.recordRateLimit(key, waitMs);
+            recorder.recordRateLimit(key, waitMs, cause);
             paced = true;
         }
         return paced;
