@@ -339,6 +339,7 @@ export class ThrottlingRequestManager implements IRequestManager, ThrottlerPort 
     /** Drops every throttled queue this manager knows and forgets all domain state. */
     async purge(): Promise<void> {
         await this.parts.registry.dropDomainQueues();
+        this.parts.recorder.clear();
         this.parts.scheduler.clear();
         this.parts.states.clear();
         for (const key of this.parts.router.listedDomains) this.parts.states.update(key, () => undefined);

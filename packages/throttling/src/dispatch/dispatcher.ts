@@ -93,6 +93,7 @@ export class Dispatcher {
 
     /** The request goes out: remembers where it came from and what it holds. */
     commit(ticket: Ticket, request: Request, source: IRequestManager, extras: HeldSlot[] | undefined): Request {
+        this.countFromDeparture(ticket);
         this.handouts.record(request, {
             source,
             domain: ticket.entry,
@@ -101,5 +102,22 @@ export class Dispatcher {
             extras,
         });
         return request;
+    }
+
+    /**
+     * The window was armed before the head request was fetched; when storage took a while, the
+     * request leaves that much later, and the next one must not: the next window counts from now.
+     * (The per-slot clock is left as armed: DomainState keeps it private.)
+     */
+    private countFromDeparture(ticket: Ticket): void {
+        const lateMs = this.clock.now() - ticket.now;
+        if (!(lateMs > 0)) return;
+        const nextAt = ticket.reservation.armedNextDispatchAt + lateMs;
+        const moved = this.states.update(ticket.entry.key, (s) => {
+            if (s.nextDispatchAt >= nextAt) return false;
+            s.nextDispatchAt = nextAt;
+            return true;
+        });
+        if (moved) this.shared.publish(ticket.entry.key);
     }
 }

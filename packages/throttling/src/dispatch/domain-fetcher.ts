@@ -6,6 +6,7 @@ import type { OriginGate } from '../robots/origin-gate';
 import type { Scheduler } from '../scheduling/scheduler';
 import type { Clock } from '../time/clock';
 import { isPromise } from '../shared-clock/maybe-promise';
+import { boundedCall } from './bounded-call';
 import type { Dispatcher, Ticket } from './dispatcher';
 
 /** What serving the domain queues needs. */
@@ -65,7 +66,7 @@ export class DomainFetcher {
         scheduler.touch(entry, now);
         let request: Request | null;
         try {
-            request = await queue.fetchNextRequest();
+            request = await this.fetchHead(entry, queue);
         } catch (error) {
             this.giveBack(ticket, 1);
             throw error;
@@ -77,6 +78,25 @@ export class DomainFetcher {
             return 'next';
         }
         return this.handOutOrHold(ticket, request, queue);
+    }
+
+    /**
+     * The head request of a domain's queue, within the crawler's time limit for storage calls: a call
+     * that never settles would otherwise keep the window and slot it was opened with (a one-at-a-time
+     * domain stuck for good). A request that arrives after the limit is put back at the head.
+     */
+    private fetchHead(entry: DomainQueue, queue: IRequestManager): Promise<Request | null> {
+        const timeoutMs = this.deps.registry.getForwarded('internalTimeoutMillis');
+        return boundedCall(queue.fetchNextRequest(), timeoutMs, `Fetching from ${entry.queueName}`, (late) => {
+            if (!late) return;
+            void queue.reclaimRequest(late, { forefront: true }).then(
+                () => {
+                    entry.queued += 1;
+                    this.deps.scheduler.touch(entry, this.deps.clock.now());
+                },
+                () => undefined,
+            );
+        });
     }
 
     /** Hands the request out, or puts it back at the head when its origin or other scopes say not yet. */

@@ -8,6 +8,12 @@ import type { PacingFloor } from './pacing-floor';
 import type { PacingSignal } from './pacing-signal';
 import type { BackoffReason, ThrottlingEventEmitter } from '../integration/throttling-events';
 
+/**
+ * Most origins whose robots.txt crawl delay one key remembers. Only origins that declare a delay are
+ * kept, and past the cap the smallest go, so the key's delay (the largest) never drops by it.
+ */
+export const MAX_DECLARED_ORIGINS_PER_KEY = 64;
+
 /** What the recorder tells its owner. */
 export interface PacingRecorderHost {
     now(): number;
@@ -106,6 +112,11 @@ export class PacingRecorder {
         else state.recordAnswered();
     }
 
+    /** Forgets every declared crawl delay (the queues were dropped). */
+    clear(): void {
+        this.declaredCrawlDelays.clear();
+    }
+
     /** Forgets what robots.txt said for keys no longer crawled (bounded memory on broad crawls). */
     forget(key: string): void {
         this.declaredCrawlDelays.delete(key);
@@ -114,16 +125,37 @@ export class PacingRecorder {
     private recordCrawlDelay(key: string, url: string, intervalMs: number): void {
         const policy = this.router.policyOf(key);
         if (policy.ignoreRobotsCrawlDelay) return;
-        const byOrigin = this.declaredCrawlDelays.get(key) ?? new Map<string, number>();
-        this.declaredCrawlDelays.set(key, byOrigin);
-        byOrigin.set(originOf(url), Math.max(0, intervalMs));
-        const crawlDelayMs = Math.max(...byOrigin.values());
+        const crawlDelayMs = this.declare(key, originOf(url), intervalMs);
         this.states.update(key, (s) => s.setCrawlDelay(crawlDelayMs));
         if (crawlDelayMs > 0 && (policy.explicit.delay || policy.explicit.concurrency)) {
             this.host.warnOnce(
                 `robots.txt of ${key} declares Crawl-delay: ${crawlDelayMs / 1000} s; the explicit settings of scope ${policy.scopeKey} win. Set ignoreRobotsCrawlDelay: true on that scope to silence this.`,
             );
         }
+    }
+
+    /** Records an origin's declared delay (none is forgotten) and returns the key's largest. */
+    private declare(key: string, origin: string, intervalMs: number): number {
+        const byOrigin = this.declaredCrawlDelays.get(key) ?? new Map<string, number>();
+        byOrigin.delete(origin);
+        if (intervalMs > 0) byOrigin.set(origin, intervalMs);
+        if (byOrigin.size > MAX_DECLARED_ORIGINS_PER_KEY) {
+            const smallest = [...byOrigin].reduce((a, b) => (b[1] < a[1] ? b : a));
+            byOrigin.delete(smallest[0]);
+        }
+        if (byOrigin.size === 0) {
+            this.declaredCrawlDelays.delete(key);
+            return 0;
+        }
+        this.declaredCrawlDelays.set(key, byOrigin);
+        return Math.max(...byOrigin.values());
+    }
+
+    /** Origins remembered with a declared delay, over every key (what the memory holds). */
+    get declaredOriginCount(): number {
+        let count = 0;
+        for (const byOrigin of this.declaredCrawlDelays.values()) count += byOrigin.size;
+        return count;
     }
 
     private backoffPolicy(policy: ResolvedPolicy): BackoffPolicy {

@@ -17,6 +17,13 @@ export type DomainGate = (domainKey: string, firstUrl: string) => Promise<void |
  */
 export type DomainGateOutcome = 'retry';
 
+/**
+ * Most origins whose last check one key remembers. A key spanning subdomains (`registrableDomain`)
+ * met on a broad crawl would otherwise remember every one of them for the life of the process; an
+ * origin forgotten early is checked once more (and its robots.txt is likely still cached).
+ */
+export const MAX_CHECKED_ORIGINS_PER_KEY = 1_000;
+
 /** Options of `ThrottlingRequestManager.setDomainGate`. */
 export interface DomainGateOptions {
     /**
@@ -84,7 +91,7 @@ export class OriginGate {
         if (!this.gate || !this.isDue(entry, url, now, atDispatch)) return;
         const origin = originOf(url);
         entry.retryPending.delete(origin);
-        entry.checkedOrigins.set(origin, now);
+        this.remember(entry, origin, now);
         entry.checksDue.set(origin, url);
         this.startDue(entry);
     }
@@ -143,9 +150,32 @@ export class OriginGate {
             entry.retryPending.add(origin);
         }
         // Counted from when the answer came, so the next check finds the robots.txt cache expired too.
-        entry.checkedOrigins.set(origin, this.host.now());
+        this.remember(entry, origin, this.host.now());
         entry.gatesPending -= 1;
         this.host.released(entry);
         this.startDue(entry);
+    }
+
+    /**
+     * Notes when an origin was checked, keeping the map in check-time order and at most
+     * {@link MAX_CHECKED_ORIGINS_PER_KEY} long: stale checks (due again anyway) go first, then the oldest.
+     */
+    private remember(entry: DomainQueue, origin: string, at: number): void {
+        const checked = entry.checkedOrigins;
+        checked.delete(origin);
+        checked.set(origin, at);
+        if (checked.size <= MAX_CHECKED_ORIGINS_PER_KEY) return;
+        for (const [known, checkedAt] of checked) {
+            if (at - checkedAt >= this.recheckAfterMs) this.forgetOrigin(entry, known);
+        }
+        for (const known of checked.keys()) {
+            if (checked.size <= MAX_CHECKED_ORIGINS_PER_KEY) return;
+            this.forgetOrigin(entry, known);
+        }
+    }
+
+    private forgetOrigin(entry: DomainQueue, origin: string): void {
+        entry.checkedOrigins.delete(origin);
+        entry.retriedOrigins.delete(origin);
     }
 }

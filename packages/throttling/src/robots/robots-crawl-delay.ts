@@ -45,6 +45,8 @@ export interface RobotsCrawlDelayCacheOptions {
     timeoutMs?: number;
     /** Clock in epoch ms. */
     now?: () => number;
+    /** Most origin/user-agent entries kept; past it, expired ones go first, then the least recently used. Default 1,000. */
+    maxEntries?: number;
 }
 
 /** Per-call options of {@link RobotsCrawlDelayCache.get}. */
@@ -57,6 +59,12 @@ export interface RobotsLookupOptions {
 export const DEFAULT_MAX_CRAWL_DELAY_SECS = 60;
 /** RFC 9309 §2.4: crawlers SHOULD NOT use a cached robots.txt for more than 24 hours. */
 export const DEFAULT_ROBOTS_TTL_MS = 24 * 60 * 60 * 1000;
+/**
+ * Default number of robots.txt verdicts kept. The origin gate asks once per origin per 24 h, so a
+ * verdict evicted early costs at most one more fetch; without a cap a broad crawl kept every origin
+ * it ever met for the life of the process.
+ */
+export const DEFAULT_ROBOTS_CACHE_MAX_ENTRIES = 1_000;
 /** Default time budget for fetching one robots.txt. */
 export const DEFAULT_ROBOTS_TIMEOUT_MS = 10_000;
 /** RFC 9309 §2.5: crawlers MUST parse at least 500 KiB; we parse exactly that much. */
@@ -193,6 +201,8 @@ export class RobotsCrawlDelayCache {
     private readonly ttlMs: number;
     private readonly timeoutMs: number;
     private readonly now: () => number;
+    private readonly maxEntries: number;
+    // In order of last use (a hit moves its entry to the end), so the first is the least recently used.
     private readonly entries = new Map<string, CacheEntry>();
 
     constructor(options: RobotsCrawlDelayCacheOptions = {}) {
@@ -201,9 +211,13 @@ export class RobotsCrawlDelayCache {
         this.ttlMs = options.ttlMs ?? DEFAULT_ROBOTS_TTL_MS;
         this.timeoutMs = options.timeoutMs ?? DEFAULT_ROBOTS_TIMEOUT_MS;
         this.now = options.now ?? Date.now;
+        this.maxEntries = options.maxEntries ?? DEFAULT_ROBOTS_CACHE_MAX_ENTRIES;
         if (!(this.maxCrawlDelaySecs > 0)) throw new RangeError('maxCrawlDelaySecs must be a positive number');
         if (!(this.ttlMs >= 0)) throw new RangeError('ttlMs must be a non-negative number');
         if (!(this.timeoutMs > 0)) throw new RangeError('timeoutMs must be a positive number');
+        if (!Number.isInteger(this.maxEntries) || this.maxEntries < 1) {
+            throw new RangeError(`maxEntries must be a positive integer, got ${this.maxEntries}`);
+        }
     }
 
     /**
@@ -215,7 +229,11 @@ export class RobotsCrawlDelayCache {
         const key = cacheKey(origin, options.userAgent);
         const existing = this.entries.get(key);
         if (existing?.inFlight) return existing.inFlight;
-        if (existing?.verdict && this.now() < existing.expiresAt) return existing.verdict;
+        if (existing?.verdict && this.now() < existing.expiresAt) {
+            this.entries.delete(key);
+            this.entries.set(key, existing);
+            return existing.verdict;
+        }
 
         const entry: CacheEntry = { expiresAt: 0 };
         entry.inFlight = this.load(`${origin}/robots.txt`, options).then(
@@ -233,7 +251,9 @@ export class RobotsCrawlDelayCache {
                 throw error;
             },
         );
+        this.entries.delete(key);
         this.entries.set(key, entry);
+        this.evict();
         return entry.inFlight;
     }
 
@@ -252,6 +272,27 @@ export class RobotsCrawlDelayCache {
             if (entry.inFlight || now < entry.expiresAt) count++;
         }
         return count;
+    }
+
+    /** Entries held, expired ones included (what the memory holds). */
+    get storedCount(): number {
+        return this.entries.size;
+    }
+
+    /**
+     * Keeps at most `maxEntries`: expired verdicts go first, then the least recently used. A fetch in
+     * flight stays, since its callers share it.
+     */
+    private evict(): void {
+        if (this.entries.size <= this.maxEntries) return;
+        const now = this.now();
+        for (const [key, entry] of this.entries) {
+            if (!entry.inFlight && now >= entry.expiresAt) this.entries.delete(key);
+        }
+        for (const [key, entry] of this.entries) {
+            if (this.entries.size <= this.maxEntries) return;
+            if (!entry.inFlight) this.entries.delete(key);
+        }
     }
 
     /** Forgets everything. Fetches already in flight still resolve for their callers but are not cached. */
