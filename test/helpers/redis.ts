@@ -74,6 +74,7 @@ export class RedisProxy {
     private readonly server: net.Server;
     private readonly sockets = new Set<net.Socket>();
     private silent = false;
+    private port = 0;
 
     private constructor(private readonly target: URL) {
         this.server = net.createServer((client) => this.pipe(client));
@@ -82,6 +83,7 @@ export class RedisProxy {
     static async start(url = REDIS_URL): Promise<RedisProxy> {
         const proxy = new RedisProxy(new URL(url));
         await new Promise<void>((resolve) => proxy.server.listen(0, '127.0.0.1', resolve));
+        proxy.port = (proxy.server.address() as AddressInfo).port;
         return proxy;
     }
 
@@ -89,7 +91,7 @@ export class RedisProxy {
     get url(): string {
         const u = new URL(this.target.href);
         u.hostname = '127.0.0.1';
-        u.port = String((this.server.address() as AddressInfo).port);
+        u.port = String(this.port);
         return u.href;
     }
 
@@ -98,7 +100,7 @@ export class RedisProxy {
     }
 
     drop(): void {
-        this.server.close();
+        if (this.server.listening) this.server.close();
         for (const socket of this.sockets) socket.destroy();
     }
 

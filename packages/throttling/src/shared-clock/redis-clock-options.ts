@@ -103,5 +103,7 @@ export function failFast(timeoutMs: number): RedisOptions {
         // A script error is not worth resending; a lost connection is, once.
         autoResendUnfulfilledCommands: false,
         lazyConnect: false,
+        // After QUIT (or on a dead socket) a close that does not come within this is forced.
+        disconnectTimeout: 200,
     };
 }

@@ -222,11 +222,13 @@ export class RedisDomainClock implements SharedDomainClock {
     async close(): Promise<void> {
         const client = this.client;
         if (!this.ownsClient || client.status === 'end') return;
+        // Between reconnect attempts there is no socket to wait for: stopping the timer is enough.
+        const live = ['connecting', 'connect', 'ready'].includes(client.status);
         const ended = new Promise<void>((resolve) => client.once('end', () => resolve()));
         // QUIT lets answers in flight arrive; a connection not yet (or no longer) up has none.
         if (client.status === 'ready') await client.quit().catch(() => client.disconnect());
         else client.disconnect();
-        await ended;
+        if (live) await ended;
     }
 
     private async reserveEach(entries: [string, number][], now: number): Promise<SharedReservation> {
