@@ -166,6 +166,15 @@ describeRedis('RedisDomainClock against Redis', () => {
         }
         const stored = await redis.keys(`{${prefix}*`);
         expect(stored).toHaveLength(keys.length * 3);
+        // Each write sets the TTL by itself: a key only reserved, one only extended, one only settled.
+        await a.reserve('reserved.com', now, now + 1_000);
+        await a.extend('extended.com', { nextAt: now + 1_000 });
+        await a.settle('settled.com', 0, now + 1_000);
+        for (const key of ['reserved.com', 'extended.com', 'settled.com']) {
+            const ttl = await redis.pttl(a.keysOf(key).clock);
+            expect(ttl).toBeGreaterThan(1_000 + 5_000 - SLACK * 4);
+            expect(ttl).toBeLessThanOrEqual(1_000 + 5_000);
+        }
         expect(new Set(stored.map(clusterHashTag)).size).toBe(keys.length);
         for (const key of keys) {
             const { clock, slots, quota } = a.keysOf(key);
