@@ -13,11 +13,12 @@ describeRedis('shared clock cost per reserve', () => {
         const redisClock = new RedisDomainClock({ url: REDIS_URL, keyPrefix: prefix });
         // Count what the connection writes: every EVALSHA, and an EVAL after a NOSCRIPT.
         let sent = 0;
-        const send = redisClock.client.sendCommand.bind(redisClock.client);
-        redisClock.client.sendCommand = ((...args: Parameters<typeof send>) => {
+        const client = redisClock.client;
+        const send = client.sendCommand.bind(client) as (...args: unknown[]) => unknown;
+        client.sendCommand = ((...args: unknown[]) => {
             sent += 1;
             return send(...args);
-        }) as typeof send;
+        }) as typeof client.sendCommand;
         try {
             const file = await measureSharedClockCost({ store: 'FileDomainClock', clock: new FileDomainClock(dir) });
             const redis = await measureSharedClockCost({
