@@ -22,6 +22,10 @@ export type {
 export { decideReservation, decideSettlement } from './shared-clock/shared-domain-clock';
 export { FileDomainClock } from './shared-clock/file-domain-clock';
 export type { FileDomainClockOptions } from './shared-clock/file-domain-clock';
+export { RedisDomainClock, SharedClockError } from './shared-clock/redis-domain-clock';
+export type { RedisDomainClockOptions, RedisClockClient } from './shared-clock/redis-clock-options';
+export type { RefusalPolicy, SharedRefusal, SlotLease, QuotaSpend } from './shared-clock/redis-clock-answers';
+export type { RedisClockKeys } from './shared-clock/redis-keys';
 export { InMemoryDomainStateStore } from './pacing/domain-state-store';
 export type { ThrottleBy } from './routing/domain-key';
 export { normalizeHostname, domainKeyOfUrl, domainKeyOfConfigured, InvalidDomainError } from './routing/domain-key';

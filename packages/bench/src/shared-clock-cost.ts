@@ -1,0 +1,72 @@
+import type { SharedDomainClock } from 'crawlee-throttling';
+
+/** The cost of one shared clock's `reserve`, measured in one process, calls one after another. */
+export interface SharedClockCost {
+    store: string;
+    calls: number;
+    /** Mean wall time per reserve, in µs. */
+    meanUs: number;
+    p50Us: number;
+    p99Us: number;
+    /** Commands sent to the store per reserve (Redis round trips), when the store can count them. */
+    roundTripsPerCall?: number;
+}
+
+export interface SharedClockCostOptions {
+    store: string;
+    clock: SharedDomainClock;
+    /** @default 2000 */
+    calls?: number;
+    /** Domain keys the calls cycle through. @default 50 */
+    keys?: number;
+    /** Calls before the measurement (script loading, file creation). @default 50 */
+    warmup?: number;
+    /** How many commands the store has sent so far (read before and after the measured calls). */
+    commandsSent?: () => number;
+}
+
+/**
+ * Times `calls` reserves that are all granted (each arms the next dispatch in the past, so every
+ * call reads and writes, as a dispatch does), cycling over a few keys.
+ */
+export async function measureSharedClockCost(options: SharedClockCostOptions): Promise<SharedClockCost> {
+    const { store, clock, calls = 2_000, keys = 50, warmup = 50, commandsSent } = options;
+    const reserve = async (i: number) => {
+        const now = Date.now();
+        await clock.reserve(`site-${i % keys}.example`, now, now - 1);
+    };
+    for (let i = 0; i < warmup; i++) await reserve(i);
+    const sentBefore = commandsSent?.();
+    const took: number[] = [];
+    const started = process.hrtime.bigint();
+    for (let i = 0; i < calls; i++) {
+        const t = process.hrtime.bigint();
+        await reserve(i);
+        took.push(Number(process.hrtime.bigint() - t) / 1_000);
+    }
+    const totalUs = Number(process.hrtime.bigint() - started) / 1_000;
+    took.sort((a, b) => a - b);
+    const at = (q: number) => Math.round(took[Math.min(took.length - 1, Math.floor(q * took.length))]);
+    const sent = commandsSent && sentBefore !== undefined ? commandsSent() - sentBefore : undefined;
+    return {
+        store,
+        calls,
+        meanUs: Math.round(totalUs / calls),
+        p50Us: at(0.5),
+        p99Us: at(0.99),
+        roundTripsPerCall: sent === undefined ? undefined : sent / calls,
+    };
+}
+
+/** One markdown table row per measurement. */
+export function sharedClockCostTable(rows: SharedClockCost[]): string {
+    const lines = [
+        '| store | calls | µs per reserve (mean) | p50 | p99 | round trips per reserve |',
+        '|---|--:|--:|--:|--:|--:|',
+    ];
+    for (const r of rows)
+        lines.push(
+            `| ${r.store} | ${r.calls} | ${r.meanUs} | ${r.p50Us} | ${r.p99Us} | ${r.roundTripsPerCall ?? 'n/a'} |`,
+        );
+    return lines.join('\n');
+}
