@@ -1,4 +1,4 @@
-import { CriticalError, RetryRequestError } from '@crawlee/core';
+import { CriticalError, NonRetryableError, RetryRequestError } from '@crawlee/core';
 
 /** Base of the plugin's own errors; each subclass has a stable `code` to match on. */
 export abstract class ThrottlingError extends Error {
@@ -92,6 +92,27 @@ export class RequestThrottledError extends RetryRequestError {
     ) {
         super(
             `${url} answered ${statusCode}${waitMs !== undefined ? ` (wait ${waitMs} ms)` : ''}: the request goes back to its domain queue and is retried after the backoff`,
+        );
+    }
+}
+
+/**
+ * Fails a request of a domain that met `maxConsecutiveErrors` network errors or timeouts with no
+ * answer in between (a dead host, a port that refuses connections): its queued requests fail
+ * promptly with this error instead of waiting out ever longer backoffs. A `NonRetryableError`, so
+ * Crawlee hands it to `failedRequestHandler` at once. A later answer from the domain lifts it.
+ */
+export class DomainUnreachableError extends NonRetryableError {
+    override name = 'DomainUnreachableError' as const;
+    readonly code = 'ERR_THROTTLING_DOMAIN_UNREACHABLE' as const;
+
+    constructor(
+        readonly url: string,
+        readonly domain: string,
+        readonly consecutiveErrors: number,
+    ) {
+        super(
+            `${url}: ${domain} is unreachable (${consecutiveErrors} network errors or timeouts in a row, none answered); failed without sending (maxConsecutiveErrors)`,
         );
     }
 }

@@ -36,6 +36,7 @@ export {
     ThrottledDomainLimitError,
     PersistentRateLimitError,
     RequestThrottledError,
+    DomainUnreachableError,
 } from './errors';
 export type { StalledDomain } from './errors';
 export { parseRetryAfter } from './response/retry-after';

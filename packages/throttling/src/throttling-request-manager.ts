@@ -276,6 +276,15 @@ export class ThrottlingRequestManager implements IRequestManager, ThrottlerPort 
     }
 
     /**
+     * Throws `DomainUnreachableError` for a request whose domain spent its error budget
+     * (`maxConsecutiveErrors` network errors in a row), so it fails without being sent. `attach()`
+     * calls it from a pre-navigation hook; `BasicCrawler` users call it before sending.
+     */
+    checkReachable(context: { request: Request }): void {
+        this.parts.dispatcher.checkReachable(context.request);
+    }
+
+    /**
      * Marks a request as refused by its domain: when the crawler reclaims it, its `retryCount` is
      * restored, so a throttled retry never spends one of `maxRequestRetries`.
      */

@@ -1,5 +1,6 @@
 import type { IRequestManager, Request } from '@crawlee/core';
 
+import { DomainUnreachableError } from '../errors';
 import type { ResolvedThrottlingOptions } from '../options/options';
 import type { DispatchReservation } from '../pacing/domain-state';
 import type { DomainStateStore } from '../pacing/domain-state-store';
@@ -41,7 +42,33 @@ export class Dispatcher {
     /** When a domain's queue may hand out next: its scope's clocks, slots and quota, and any hold. */
     readyAt(entry: DomainQueue, now: number): number {
         const state = this.states.read(entry.key);
-        return Math.max(state ? state.readyAt(this.router.policyOf(entry.key), now) : 0, entry.blockedUntil);
+        const policy = this.router.policyOf(entry.key);
+        // A domain past its error budget hands its requests out at once, to fail them without waiting.
+        if (state?.isUnreachable(this.options.maxConsecutiveErrors)) {
+            return state.inFlight < state.concurrencyLimit(policy) ? 0 : Number.POSITIVE_INFINITY;
+        }
+        return Math.max(state ? state.readyAt(policy, now) : 0, entry.blockedUntil);
+    }
+
+    /**
+     * Fails a request of a domain past its error budget before it is sent (the crawler's
+     * pre-navigation hook); a domain that answered since gets its request back as it was.
+     */
+    checkReachable(request: Request): void {
+        const handout = this.handouts.get(request);
+        const key = handout?.domain?.key ?? this.router.domainKeyOf(request.url);
+        const spent = key === undefined ? undefined : this.unreachable(key);
+        if (spent !== undefined) throw new DomainUnreachableError(request.url, key!, spent);
+        if (handout?.unreachable) {
+            request.noRetry = false;
+            handout.unreachable = false;
+        }
+    }
+
+    /** The error budget a request's domain spent, when it is unreachable (its requests fail at once). */
+    unreachable(key: string): number | undefined {
+        const state = this.states.read(key);
+        return state?.isUnreachable(this.options.maxConsecutiveErrors) ? state.consecutiveErrors : undefined;
     }
 
     /**
@@ -93,6 +120,9 @@ export class Dispatcher {
 
     /** The request goes out: remembers where it came from and what it holds. */
     commit(ticket: Ticket, request: Request, source: IRequestManager, extras: HeldSlot[] | undefined): Request {
+        // Past the error budget: no retry, so the next network error (or the navigation hook) fails it.
+        const unreachable = this.unreachable(ticket.entry.key) !== undefined && !request.noRetry;
+        if (unreachable) request.noRetry = true;
         this.countFromDeparture(ticket);
         this.handouts.record(request, {
             source,
@@ -100,6 +130,7 @@ export class Dispatcher {
             slot: ticket.reservation.slot,
             errors: request.errorMessages?.length ?? 0,
             extras,
+            unreachable,
         });
         return request;
     }

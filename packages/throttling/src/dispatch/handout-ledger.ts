@@ -20,6 +20,8 @@ export interface Handout {
     extras?: HeldSlot[];
     /** Its slots were given back (a completion ran, even if the queue call then failed). */
     released?: boolean;
+    /** Handed out past its domain's error budget, with `noRetry` set by us. */
+    unreachable?: boolean;
 }
 
 /**

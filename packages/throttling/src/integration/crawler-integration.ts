@@ -19,6 +19,7 @@ export interface AttachableCrawler {
     requestQueue?: unknown;
     autoscaledPool?: { notify(): unknown };
     postNavigationHooks?: ((context: NavigationContext, ...rest: unknown[]) => unknown)[];
+    preNavigationHooks?: ((context: NavigationContext, ...rest: unknown[]) => unknown)[];
     proxyConfiguration?: { newUrl(sessionId?: string | number): Promise<string | undefined> | string | undefined };
     sameDomainDelayMillis?: number;
     retryOnBlocked?: boolean;
@@ -86,6 +87,10 @@ function refuseConflicts(manager: ThrottlerPort, crawler: AttachableCrawler): nu
 
 /** Responses: our hook goes first, before Crawlee's own hooks and blocked-status checks retire the session. */
 function hookResponses(manager: ThrottlerPort, crawler: AttachableCrawler): void {
+    // A request of a domain past its error budget fails before it is sent.
+    if (Array.isArray(crawler.preNavigationHooks)) {
+        crawler.preNavigationHooks.unshift(async (context: NavigationContext) => manager.checkReachable(context));
+    }
     if (Array.isArray(crawler.postNavigationHooks)) {
         crawler.postNavigationHooks.unshift(async (context: NavigationContext) =>
             manager.handleResponse(context, context.response),

@@ -14,6 +14,8 @@ export interface ThrottlerPort extends IRequestManager {
     /** Records that responses reach the throttler. */
     markIntegrated(): void;
     handleResponse(context: NavigationContext, response: unknown): Promise<void>;
+    /** Throws `DomainUnreachableError` when the request's domain spent its error budget. */
+    checkReachable(context: NavigationContext): void;
     /** Calls `listener` whenever held-back work becomes ready; returns an unsubscribe. */
     onWake(listener: () => void): () => void;
     setDomainGate(gate: DomainGate | undefined, options?: DomainGateOptions): void;

@@ -176,6 +176,11 @@ export const throttlingOptionsSchema = z.strictObject({
             { error: 'stateStore must implement read, update, list and clear' },
         )
         .optional(),
+    maxConsecutiveErrors: z
+        .number({ error: 'maxConsecutiveErrors must be a whole number >= 0 (0 turns the error budget off)' })
+        .int('maxConsecutiveErrors must be a whole number >= 0 (0 turns the error budget off)')
+        .min(0, 'maxConsecutiveErrors must be a whole number >= 0 (0 turns the error budget off)')
+        .optional(),
     onSharedClockError: z
         .enum(['pause', 'local'], { error: "onSharedClockError must be 'pause' or 'local'" })
         .optional(),

@@ -167,6 +167,14 @@ export interface ThrottlingRequestManagerOptions extends Omit<ScopeSettings, 'ba
      * @default 'pause'
      */
     onSharedClockError?: 'pause' | 'local';
+    /**
+     * The error budget of a domain: after this many network errors or timeouts in a row with no
+     * answer in between (a dead host, a refused port), its queued requests fail at once with
+     * `DomainUnreachableError` instead of waiting out ever longer backoffs (Nutch's
+     * `fetcher.max.exceptions.per.queue`). Any answer, even a 429, resets the count. 0 turns it off.
+     * @default 5
+     */
+    maxConsecutiveErrors?: number;
 }
 
 /** Options with every default applied: what the manager works with. */
@@ -185,6 +193,7 @@ export interface ResolvedThrottlingOptions {
     stateStore?: DomainStateStore;
     sharedClock?: SharedDomainClock;
     onSharedClockError: 'pause' | 'local';
+    maxConsecutiveErrors: number;
     respectCrawlDelay: boolean;
     maxCrawlDelaySecs: number;
     robotsUserAgent?: string;
@@ -228,6 +237,7 @@ export function resolveThrottlingOptions(options: ThrottlingRequestManagerOption
         stateStore: o.stateStore,
         sharedClock: o.sharedClock,
         onSharedClockError: o.onSharedClockError ?? 'pause',
+        maxConsecutiveErrors: o.maxConsecutiveErrors ?? 5,
         respectCrawlDelay: o.respectCrawlDelay ?? true,
         maxCrawlDelaySecs: o.maxCrawlDelaySecs ?? DEFAULT_MAX_CRAWL_DELAY_SECS,
         robotsUserAgent: o.robotsUserAgent,

@@ -30,6 +30,8 @@ export class DomainStateRecord implements DomainStateData {
     dispatched = 0;
     refusals = 0;
     handled = 0;
+    /** Network errors or timeouts in a row with no answer in between (the error budget). */
+    consecutiveErrors = 0;
 
     constructor(domain: string) {
         this.domain = domain;

@@ -41,6 +41,8 @@ export interface DomainStateData {
     dispatched: number;
     refusals: number;
     handled: number;
+    /** Network errors or timeouts in a row with no answer in between. */
+    consecutiveErrors: number;
 }
 
 /** What a rate-limit signal did to the backoff clock. */
@@ -124,4 +126,5 @@ export const NUMERIC_FIELDS = [
     'dispatched',
     'refusals',
     'handled',
+    'consecutiveErrors',
 ] as const satisfies readonly (keyof DomainStateData)[];

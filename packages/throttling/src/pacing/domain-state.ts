@@ -374,6 +374,16 @@ export class DomainState extends DomainStateRecord {
         this.lastImposedMs = 0;
     }
 
+    /** The domain answered at all (a refusal too): its run of network errors is over. */
+    noteReachable(): void {
+        this.consecutiveErrors = 0;
+    }
+
+    /** Whether the domain spent its error budget: `limit` network errors in a row (0: no budget). */
+    isUnreachable(limit: number): boolean {
+        return limit > 0 && this.consecutiveErrors >= limit;
+    }
+
     /** A request of the domain was handled successfully (which also breaks a run of refusals). */
     recordSuccess(): void {
         this.handled += 1;

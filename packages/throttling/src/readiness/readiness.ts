@@ -51,6 +51,8 @@ export interface DomainSnapshot {
     /** Refusing time without a break, ms. */
     readonly stalledForMs: number;
     readonly refusals: number;
+    /** Network errors or timeouts in a row with no answer (the error budget, `maxConsecutiveErrors`). */
+    readonly consecutiveErrors: number;
     readonly dispatched: number;
     readonly handled: number;
     /** Requests waiting in the domain's queue. */

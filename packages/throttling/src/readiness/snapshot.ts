@@ -37,6 +37,7 @@ export function snapshotOf(
         decayAt: state.decayAt,
         stalledForMs: state.stalledForMs(now),
         refusals: state.refusals,
+        consecutiveErrors: state.consecutiveErrors,
         dispatched: state.dispatched,
         handled: state.handled,
         queued,

@@ -85,7 +85,10 @@ export class ResponseInterpreter {
         const { router, states, floor, shared } = this.deps;
         for (const k of scopeKeys) {
             if (handout?.domain ? !this.deps.states.read(k) && !this.deps.paces(k) : !this.deps.paces(k)) continue;
-            states.update(k, (s) => s.armAfterResponse(now, floor.ms, router.policyOf(k)));
+            states.update(k, (s) => {
+                s.armAfterResponse(now, floor.ms, router.policyOf(k));
+                s.noteReachable();
+            });
             // A run of refusals is broken, whatever the request handler makes of the answer.
             if (!refused) this.deps.recorder.answered(k, now);
             shared.publish(k);
