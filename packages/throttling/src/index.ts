@@ -8,6 +8,7 @@ export type {
 export { throttlingOptionsSchema } from './options/options-schema';
 export type { PacingSignal } from './pacing/pacing-signal';
 export type { Readiness, DomainSnapshot } from './readiness/readiness';
+export type { DomainStatistics } from './readiness/statistics';
 export type { Clock } from './time/clock';
 export { systemClock, ManualClock } from './time/clock';
 export { DomainState } from './pacing/domain-state';

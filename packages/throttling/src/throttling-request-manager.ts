@@ -25,6 +25,8 @@ import type { ResolvedPolicy } from './options/policy';
 import type { PacingSignal } from './pacing/pacing-signal';
 import type { DomainSnapshot, Readiness } from './readiness/readiness';
 import { snapshotOf } from './readiness/snapshot';
+import type { DomainStatistics } from './readiness/statistics';
+import { formatStatistics, statisticsOf } from './readiness/statistics';
 import type { NavigationContext } from './response/response-interpreter';
 import type { DomainGate, DomainGateOptions } from './robots/origin-gate';
 import type { RequestScopes } from './routing/request-scopes';
@@ -51,6 +53,8 @@ export class ThrottlingRequestManager implements IRequestManager, ThrottlerPort 
     private servingCrawler = false;
     // Some integration listens to responses (attach() or handleResponse()).
     private integrated = false;
+    // The last end-of-crawl summary logged, so an idle poll after the end does not repeat it.
+    private lastSummary?: string;
     private readonly log = crawleeLog.child({ prefix: 'ThrottlingRequestManager' });
 
     constructor(options: ThrottlingRequestManagerOptions, config?: Configuration) {
@@ -188,6 +192,7 @@ export class ThrottlingRequestManager implements IRequestManager, ThrottlerPort 
     async isFinished(): Promise<boolean> {
         const readiness = await this.checkReadiness();
         if (readiness.kind === 'stalled' || readiness.kind === 'finished') {
+            this.logSummary();
             this.parts.wake.clear();
             await this.persistState();
             this.parts.persister.stop();
@@ -332,6 +337,15 @@ export class ThrottlingRequestManager implements IRequestManager, ThrottlerPort 
         return this.parts.scheduler.nextReadyAt(this.options.clock.now());
     }
 
+    /**
+     * Per-domain statistics: requests, handled, refused, free retries, time backed off, the learned
+     * rate and the crawl delay. Logged as a summary when the crawl ends, too.
+     */
+    stats(): readonly DomainStatistics[] {
+        const rows = [...this.parts.states.list()].map((s) => statisticsOf(s, this.parts.router.policyOf(s.domain)));
+        return Object.freeze(rows.filter((r) => r.requests > 0 || r.refused > 0));
+    }
+
     /** A read-only view of every known domain's state, for users, reports and tests. */
     snapshot(): readonly DomainSnapshot[] {
         const now = this.options.clock.now();
@@ -367,6 +381,15 @@ export class ThrottlingRequestManager implements IRequestManager, ThrottlerPort 
      */
     async persistState(): Promise<void> {
         return this.parts.persister.save();
+    }
+
+    /** The end-of-crawl summary, once per finish, in the style of Crawlee's final statistics. */
+    private logSummary(): void {
+        const lines = formatStatistics(this.stats());
+        const summary = lines.join('\n  ');
+        if (lines.length === 0 || summary === this.lastSummary) return;
+        this.lastSummary = summary;
+        this.log.info(`Final throttling statistics per domain:\n  ${summary}`);
     }
 
     /** First use: opens `inner`, then purges earlier runs' queues or restores them (resume). */

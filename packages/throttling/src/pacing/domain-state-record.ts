@@ -32,6 +32,10 @@ export class DomainStateRecord implements DomainStateData {
     handled = 0;
     /** Network errors or timeouts in a row with no answer in between (the error budget). */
     consecutiveErrors = 0;
+    /** Time spent backed off in all (the statistics). */
+    backedOffMs = 0;
+    /** Requests sent back for a free retry after a refusal (the statistics). */
+    freeRetries = 0;
 
     constructor(domain: string) {
         this.domain = domain;

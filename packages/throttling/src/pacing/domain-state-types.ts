@@ -43,6 +43,10 @@ export interface DomainStateData {
     handled: number;
     /** Network errors or timeouts in a row with no answer in between. */
     consecutiveErrors: number;
+    /** Time spent backed off in all. */
+    backedOffMs: number;
+    /** Requests sent back for a free retry after a refusal. */
+    freeRetries: number;
 }
 
 /** What a rate-limit signal did to the backoff clock. */
@@ -127,4 +131,6 @@ export const NUMERIC_FIELDS = [
     'refusals',
     'handled',
     'consecutiveErrors',
+    'backedOffMs',
+    'freeRetries',
 ] as const satisfies readonly (keyof DomainStateData)[];

@@ -293,6 +293,8 @@ export class DomainState extends DomainStateRecord {
     recordRateLimit(now: number, waitMs: number | undefined, policy: BackoffPolicy): RateLimitOutcome {
         this.refusals += 1;
         let outcome: RateLimitOutcome;
+        // Time backed off, for the statistics: what this refusal added beyond the running backoff.
+        const coveredUntil = Math.max(this.backoffUntil, now);
         if (this.isBackingOff(now)) {
             if (waitMs !== undefined && waitMs > 0) {
                 const capped = Math.min(waitMs, policy.backoffMaxDelayMs);
@@ -302,6 +304,7 @@ export class DomainState extends DomainStateRecord {
         } else {
             outcome = this.escalate(now, waitMs, policy);
         }
+        this.backedOffMs += Math.max(0, this.backoffUntil - coveredUntil);
         this.accumulateStall(now);
         return outcome;
     }

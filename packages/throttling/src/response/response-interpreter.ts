@@ -121,6 +121,8 @@ export class ResponseInterpreter {
         if (freeRetries >= maxFreeRetries)
             throw new ThrottledRetriesExhaustedError(request.url, statusCode, maxFreeRetries);
         userData[FREE_RETRIES_KEY] = freeRetries + 1;
+        const key = this.deps.handouts.get(request)?.domain?.key;
+        if (key !== undefined) this.deps.states.update(key, (s) => (s.freeRetries += 1));
         spareSessionOnce(context.session);
         this.deps.handouts.markThrottledRetry(request);
         throw new RequestThrottledError(request.url, statusCode, waitMs);
