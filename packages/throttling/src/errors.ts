@@ -116,3 +116,24 @@ export class DomainUnreachableError extends NonRetryableError {
         );
     }
 }
+
+/**
+ * Fails a request whose domain's robots.txt asks for a longer `Crawl-delay` than
+ * `maxCrawlDelaySecs`, with `onExcessiveCrawlDelay: 'skip'`: rather than crawl it at a pace the
+ * site did not ask for, its requests fail promptly. A `NonRetryableError`.
+ */
+export class CrawlDelayTooLongError extends NonRetryableError {
+    override name = 'CrawlDelayTooLongError' as const;
+    readonly code = 'ERR_THROTTLING_CRAWL_DELAY_TOO_LONG' as const;
+
+    constructor(
+        readonly url: string,
+        readonly domain: string,
+        readonly crawlDelaySecs: number,
+        readonly maxCrawlDelaySecs: number,
+    ) {
+        super(
+            `${url}: robots.txt of ${domain} asks for Crawl-delay: ${crawlDelaySecs} s, more than maxCrawlDelaySecs (${maxCrawlDelaySecs} s); skipped (onExcessiveCrawlDelay: 'skip')`,
+        );
+    }
+}

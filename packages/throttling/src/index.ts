@@ -38,6 +38,7 @@ export {
     PersistentRateLimitError,
     RequestThrottledError,
     DomainUnreachableError,
+    CrawlDelayTooLongError,
 } from './errors';
 export type { StalledDomain } from './errors';
 export { parseRetryAfter } from './response/retry-after';

@@ -280,8 +280,13 @@ export class ThrottlingRequestManager implements IRequestManager, ThrottlerPort 
         this.parts.responses.handle(context, response);
     }
 
+    /** @internal Skips the domain of `url` for an excessive robots.txt crawl delay (undefined: stops). */
+    skipForCrawlDelay(url: string, declaredSecs: number | undefined): void {
+        this.parts.recorder.skipForCrawlDelay(url, declaredSecs);
+    }
+
     /**
-     * Throws `DomainUnreachableError` for a request whose domain spent its error budget
+     * Throws `DomainUnreachableError` (or `CrawlDelayTooLongError`) for a request whose domain spent its error budget
      * (`maxConsecutiveErrors` network errors in a row), so it fails without being sent. `attach()`
      * calls it from a pre-navigation hook; `BasicCrawler` users call it before sending.
      */

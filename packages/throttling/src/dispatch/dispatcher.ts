@@ -1,6 +1,6 @@
 import type { IRequestManager, Request } from '@crawlee/core';
 
-import { DomainUnreachableError } from '../errors';
+import { CrawlDelayTooLongError, DomainUnreachableError } from '../errors';
 import type { ResolvedThrottlingOptions } from '../options/options';
 import type { DispatchReservation } from '../pacing/domain-state';
 import type { DomainStateStore } from '../pacing/domain-state-store';
@@ -43,8 +43,9 @@ export class Dispatcher {
     readyAt(entry: DomainQueue, now: number): number {
         const state = this.states.read(entry.key);
         const policy = this.router.policyOf(entry.key);
-        // A domain past its error budget hands its requests out at once, to fail them without waiting.
-        if (state?.isUnreachable(this.options.maxConsecutiveErrors)) {
+        // A domain past its error budget, or skipped for its crawl delay, hands its requests out at
+        // once, to fail them without waiting.
+        if (state && this.failFast(entry.key)) {
             return state.inFlight < state.concurrencyLimit(policy) ? 0 : Number.POSITIVE_INFINITY;
         }
         return Math.max(state ? state.readyAt(policy, now) : 0, entry.blockedUntil);
@@ -57,18 +58,31 @@ export class Dispatcher {
     checkReachable(request: Request): void {
         const handout = this.handouts.get(request);
         const key = handout?.domain?.key ?? this.router.domainKeyOf(request.url);
-        const spent = key === undefined ? undefined : this.unreachable(key);
-        if (spent !== undefined) throw new DomainUnreachableError(request.url, key!, spent);
+        const failure = key === undefined ? undefined : this.failFast(key);
+        if (failure) throw failure(request.url);
         if (handout?.unreachable) {
             request.noRetry = false;
             handout.unreachable = false;
         }
     }
 
-    /** The error budget a request's domain spent, when it is unreachable (its requests fail at once). */
-    unreachable(key: string): number | undefined {
+    /**
+     * Why a domain's requests fail without being sent, as the error to fail them with: its error
+     * budget is spent, or its robots.txt asks for a longer crawl delay than we keep
+     * (`onExcessiveCrawlDelay: 'skip'`). Undefined when they go as usual.
+     */
+    failFast(key: string): ((url: string) => Error) | undefined {
         const state = this.states.read(key);
-        return state?.isUnreachable(this.options.maxConsecutiveErrors) ? state.consecutiveErrors : undefined;
+        if (!state) return undefined;
+        if (state.isUnreachable(this.options.maxConsecutiveErrors)) {
+            const spent = state.consecutiveErrors;
+            return (url) => new DomainUnreachableError(url, key, spent);
+        }
+        const declared = state.excessiveCrawlDelaySecs;
+        if (declared !== undefined) {
+            return (url) => new CrawlDelayTooLongError(url, key, declared, this.options.maxCrawlDelaySecs);
+        }
+        return undefined;
     }
 
     /**
@@ -121,7 +135,7 @@ export class Dispatcher {
     /** The request goes out: remembers where it came from and what it holds. */
     commit(ticket: Ticket, request: Request, source: IRequestManager, extras: HeldSlot[] | undefined): Request {
         // Past the error budget: no retry, so the next network error (or the navigation hook) fails it.
-        const unreachable = this.unreachable(ticket.entry.key) !== undefined && !request.noRetry;
+        const unreachable = this.failFast(ticket.entry.key) !== undefined && !request.noRetry;
         if (unreachable) request.noRetry = true;
         this.countFromDeparture(ticket);
         this.handouts.record(request, {

@@ -148,6 +148,16 @@ export function robotsFetcherOf(crawler: AttachableCrawler): RobotsFetcher | und
  * what the last good read said, since a failing server is no reason to speed up.
  */
 export function applyRobotsVerdict(manager: ThrottlerPort, url: string, verdict: RobotsVerdict): void {
+    if (verdict.kind === 'crawlDelay' && verdict.capped && manager.options.onExcessiveCrawlDelay === 'skip') {
+        integrationLog().warning(
+            `robots.txt of ${new URL(url).origin} asks for Crawl-delay: ${verdict.declaredSecs} s, more than maxCrawlDelaySecs (${verdict.delayMs / 1000} s): its requests fail with CrawlDelayTooLongError (onExcessiveCrawlDelay: 'skip').`,
+        );
+        manager.skipForCrawlDelay(url, verdict.declaredSecs);
+        return;
+    }
+    const failing = verdict.kind === 'none' && (verdict.reason === 'server-error' || verdict.reason === 'unreachable');
+    // A read that says something else lifts an earlier skip; a failing server keeps what it said.
+    if (verdict.kind !== 'rateLimited' && !failing) manager.skipForCrawlDelay(url, undefined);
     if (verdict.kind === 'crawlDelay') {
         if (verdict.capped) {
             integrationLog().warning(

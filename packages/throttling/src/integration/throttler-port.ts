@@ -20,4 +20,6 @@ export interface ThrottlerPort extends IRequestManager {
     onWake(listener: () => void): () => void;
     setDomainGate(gate: DomainGate | undefined, options?: DomainGateOptions): void;
     recordPacingSignal(signal: PacingSignal): boolean;
+    /** Skips (or, with undefined, stops skipping) the domain of `url` for its robots.txt crawl delay. */
+    skipForCrawlDelay(url: string, declaredSecs: number | undefined): void;
 }

@@ -181,6 +181,9 @@ export const throttlingOptionsSchema = z.strictObject({
         .int('maxConsecutiveErrors must be a whole number >= 0 (0 turns the error budget off)')
         .min(0, 'maxConsecutiveErrors must be a whole number >= 0 (0 turns the error budget off)')
         .optional(),
+    onExcessiveCrawlDelay: z
+        .enum(['cap', 'skip'], { error: "onExcessiveCrawlDelay must be 'cap' or 'skip'" })
+        .optional(),
     onSharedClockError: z
         .enum(['pause', 'local'], { error: "onSharedClockError must be 'pause' or 'local'" })
         .optional(),

@@ -175,6 +175,14 @@ export interface ThrottlingRequestManagerOptions extends Omit<ScopeSettings, 'ba
      * @default 5
      */
     maxConsecutiveErrors?: number;
+    /**
+     * What a robots.txt `Crawl-delay` above `maxCrawlDelaySecs` does: `'cap'` crawls the domain at
+     * `maxCrawlDelaySecs` (with a warning); `'skip'` fails its requests promptly with
+     * `CrawlDelayTooLongError` instead (Nutch's `fetcher.max.crawl.delay`, Heritrix's
+     * `respectCrawlDelayUpToSeconds`).
+     * @default 'cap'
+     */
+    onExcessiveCrawlDelay?: 'cap' | 'skip';
 }
 
 /** Options with every default applied: what the manager works with. */
@@ -194,6 +202,7 @@ export interface ResolvedThrottlingOptions {
     sharedClock?: SharedDomainClock;
     onSharedClockError: 'pause' | 'local';
     maxConsecutiveErrors: number;
+    onExcessiveCrawlDelay: 'cap' | 'skip';
     respectCrawlDelay: boolean;
     maxCrawlDelaySecs: number;
     robotsUserAgent?: string;
@@ -238,6 +247,7 @@ export function resolveThrottlingOptions(options: ThrottlingRequestManagerOption
         sharedClock: o.sharedClock,
         onSharedClockError: o.onSharedClockError ?? 'pause',
         maxConsecutiveErrors: o.maxConsecutiveErrors ?? 5,
+        onExcessiveCrawlDelay: o.onExcessiveCrawlDelay ?? 'cap',
         respectCrawlDelay: o.respectCrawlDelay ?? true,
         maxCrawlDelaySecs: o.maxCrawlDelaySecs ?? DEFAULT_MAX_CRAWL_DELAY_SECS,
         robotsUserAgent: o.robotsUserAgent,

@@ -50,6 +50,11 @@ export const STALL_DISPATCH_SLACK_MS = 2_000;
 export class DomainState extends DomainStateRecord {
     // Concurrency slots and their per-slot clocks.
     private readonly slots = new SlotPool();
+    /**
+     * The Crawl-delay (seconds) robots.txt asked for above `maxCrawlDelaySecs`, when the domain is
+     * skipped for it (`onExcessiveCrawlDelay: 'skip'`). Not saved: robots.txt is read again on resume.
+     */
+    excessiveCrawlDelaySecs?: number;
 
     constructor(domain: string) {
         super(domain);

@@ -112,6 +112,16 @@ export class PacingRecorder {
         else state.recordAnswered();
     }
 
+    /** Skips the key of `url` for a crawl delay above the maximum (undefined: stops skipping it). */
+    skipForCrawlDelay(url: string, declaredSecs: number | undefined): void {
+        const key = this.router.domainKeyOf(url);
+        if (key === undefined || !this.host.paces(key)) return;
+        const state = this.states.update(key, (s) => s);
+        if (state.excessiveCrawlDelaySecs === declaredSecs) return;
+        state.excessiveCrawlDelaySecs = declaredSecs;
+        this.host.changed(key);
+    }
+
     /** Forgets every declared crawl delay (the queues were dropped). */
     clear(): void {
         this.declaredCrawlDelays.clear();
