@@ -14,6 +14,7 @@ import { InMemoryDomainStateStore } from './pacing/domain-state-store';
 import { PacingFloor } from './pacing/pacing-floor';
 import { PacingRecorder } from './pacing/pacing-recorder';
 import { QuotaLedger } from './pacing/quota-ledger';
+import { ScopeEditor } from './options/scope-editor';
 import { StatePersister } from './persistence/state-persister';
 import { DomainIntake } from './queues/domain-intake';
 import type { DomainQueue } from './queues/domain-queue';
@@ -54,6 +55,7 @@ export interface Collaborators {
     wake: WakeSignal;
     probe: ReadinessProbe;
     events: ThrottlingEventEmitter;
+    editor: ScopeEditor;
 }
 
 /**
@@ -131,7 +133,16 @@ function buildFlow(core: Core) {
         return Math.max(policy.backoffMaxDelayMs, policy.delayMs, options.maxCrawlDelaySecs * 1000, floor.ms);
     };
     const listedDomains = router.listedDomains;
-    const persister = new StatePersister({
+    // A scope changed at run time: every domain is filed again by its new pace, and the change saved.
+    const editor = new ScopeEditor(options, router, () => {
+        for (const entry of registry.all()) scheduler.refile(entry, now());
+        persister.saveSoon();
+    });
+    const scopeUpdates = () => editor.saved();
+    const restoreScopeUpdates = (saved: Record<string, unknown>) => editor.restore(saved, warn);
+    const persister: StatePersister = new StatePersister({
+        scopeUpdates,
+        restoreScopeUpdates,
         ...{ options, config, clock, states, floor, registry, listedDomains, restoreCapMs, restored: touch, warn },
     });
     const events = core.events;
@@ -139,7 +150,7 @@ function buildFlow(core: Core) {
     const domainFetcher = new DomainFetcher({ clock, registry, scheduler, dispatcher, gate });
     const error = (m: string, data: Record<string, unknown>) => core.log.error(m, data);
     const innerDrain = new InnerDrain({ clock, router, registry, intake, dispatcher, handouts, warnOnce, error });
-    return { gate, persister, intake, domainFetcher, innerDrain };
+    return { gate, persister, intake, domainFetcher, innerDrain, editor };
 }
 
 /** What answers teach: pacing signals, responses, completions, and the readiness probe. */

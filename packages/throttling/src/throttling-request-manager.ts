@@ -21,7 +21,7 @@ import type { ThrottlerPort } from './integration/throttler-port';
 import type { ThrottlingEvents, ThrottlingListener } from './integration/throttling-events';
 import type { ResolvedThrottlingOptions, ThrottlingRequestManagerOptions } from './options/options';
 import { resolveThrottlingOptions } from './options/options';
-import type { ResolvedPolicy } from './options/policy';
+import type { ResolvedPolicy, ScopeSettings } from './options/policy';
 import type { PacingSignal } from './pacing/pacing-signal';
 import type { DomainSnapshot, Readiness } from './readiness/readiness';
 import { snapshotOf } from './readiness/snapshot';
@@ -117,6 +117,16 @@ export class ThrottlingRequestManager implements IRequestManager, ThrottlerPort 
     /** The policy in force for a throttling key. */
     policyOf(key: string): ResolvedPolicy {
         return this.parts.router.policyOf(key);
+    }
+
+    /**
+     * Changes a scope's settings while the crawl runs (`concurrency`, `delaySecs`, backoff, rampup,
+     * quota, ...): merged into what the scope had, validated like the options (a bad value throws
+     * `ThrottlingOptionsError`), applied to the next dispatch, and saved, so a resumed crawl keeps it.
+     * `scope` is a domain, a `host/path` endpoint or an `@named` scope; a new one is created.
+     */
+    updateScope(scope: string, settings: ScopeSettings): void {
+        this.parts.editor.update(scope, settings);
     }
 
     /**

@@ -100,7 +100,8 @@ const policyShape = {
     windowSecs: seconds('windowSecs').positive('windowSecs must be > 0').optional(),
 };
 
-const scopeSchema = z.strictObject(policyShape);
+/** One scope's settings (also what `updateScope()` validates). */
+export const scopeSchema = z.strictObject(policyShape);
 
 /** Validates {@link ThrottlingRequestManagerOptions}; unknown options are errors. */
 export const throttlingOptionsSchema = z.strictObject({

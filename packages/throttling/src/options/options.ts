@@ -212,6 +212,10 @@ export interface ResolvedThrottlingOptions {
     defaultPolicy: ResolvedPolicy;
     /** Scope policies by normalised scope key (`host` or `host/path`). */
     scopes: ReadonlyMap<string, ResolvedPolicy>;
+    /** The settings behind each scope policy, by normalised key (what `updateScope()` merges into). */
+    scopeSettings: ReadonlyMap<string, ScopeSettings>;
+    /** The manager-wide settings every scope falls back to. */
+    defaultSettings: ScopeSettings;
     random: () => number;
     maxFreeRetries: number;
     getScopes?: GetScopes;
@@ -227,7 +231,9 @@ export function resolveThrottlingOptions(options: ThrottlingRequestManagerOption
     const defaults: ScopeSettings = { ...o, backoffMinDelaySecs: baseDelaySecs, backoffMaxDelaySecs: maxDelaySecs };
     const defaultPolicy = resolvePolicy(defaults, {});
     const scopes = new Map<string, ResolvedPolicy>();
+    const scopeSettings = new Map<string, ScopeSettings>();
     for (const [raw, settings] of Object.entries(o.scopes ?? {})) {
+        scopeSettings.set(normalizeScope(raw, throttleBy), settings);
         const key = normalizeScope(raw, throttleBy);
         scopes.set(key, { ...resolvePolicy(defaults, settings), scopeKey: key });
     }
@@ -255,6 +261,8 @@ export function resolveThrottlingOptions(options: ThrottlingRequestManagerOption
         sameDomainDelay: o.sameDomainDelay ?? 'fold',
         defaultPolicy,
         scopes,
+        scopeSettings,
+        defaultSettings: defaults,
         random: o.random ?? Math.random,
         maxFreeRetries: o.maxFreeRetries ?? 20,
         getScopes: o.getScopes,
@@ -285,7 +293,7 @@ function backoffBounds(o: ThrottlingRequestManagerOptions): { baseDelaySecs: num
 }
 
 /** One scope's settings over the manager-wide defaults, in milliseconds. */
-function resolvePolicy(defaults: ScopeSettings, scope: ScopeSettings): ResolvedPolicy {
+export function resolvePolicy(defaults: ScopeSettings, scope: ScopeSettings): ResolvedPolicy {
     const pick = <K extends keyof ScopeSettings>(key: K) => scope[key] ?? defaults[key];
     return {
         concurrency: pick('concurrency') ?? POLICY_DEFAULTS.concurrency,

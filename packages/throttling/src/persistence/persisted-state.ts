@@ -14,11 +14,13 @@ export interface PersistedThrottlingState {
     floorMs: number;
     domains: string[];
     states: Record<string, ReturnType<DomainState['toJSON']>>;
+    /** Scope settings changed at run time (`updateScope()`), by scope key; validated again on resume. */
+    scopeUpdates?: Record<string, unknown>;
 }
 
 /** The usable content of a persisted record, or the reason it cannot be used. */
 export type ParsedPersistedState =
-    | { ok: true; domains: string[]; states: DomainState[]; floorMs: number }
+    | { ok: true; domains: string[]; states: DomainState[]; floorMs: number; scopeUpdates?: Record<string, unknown> }
     | { ok: false; reason: string; domains: string[] };
 
 /**
@@ -56,7 +58,11 @@ export function parsePersistedState(value: unknown): ParsedPersistedState | unde
         typeof record.floorMs === 'number' && Number.isFinite(record.floorMs) && record.floorMs >= 0
             ? record.floorMs
             : 0;
-    return { ok: true, domains, states, floorMs };
+    const updates = record.scopeUpdates;
+    const usable = typeof updates === 'object' && updates !== null && !Array.isArray(updates);
+    const scopeUpdates = usable ? Object.fromEntries(Object.entries(updates as Record<string, unknown>)) : {};
+    // Only records written after a run-time change carry them.
+    return { ok: true, domains, states, floorMs, ...(Object.keys(scopeUpdates).length ? { scopeUpdates } : {}) };
 }
 
 function describe(value: unknown): string {

@@ -24,6 +24,9 @@ export interface StatePersisterDeps {
     listedDomains: Iterable<string>;
     /** The furthest ahead a restored clock of `key` may be: the longest wait a live crawl could set. */
     restoreCapMs(key: string): number;
+    /** Scope settings changed at run time, to save; and applying them again on resume. */
+    scopeUpdates(): Record<string, unknown>;
+    restoreScopeUpdates(saved: Record<string, unknown>): void;
     /** A domain's queue was reopened with work: schedule it. */
     restored(entry: DomainQueue): void;
     warn(message: string): void;
@@ -123,7 +126,9 @@ export class StatePersister {
             floorMs: floor.raisedMs,
             domains: [...registry.keys()],
             states: saved,
+            scopeUpdates: this.deps.scopeUpdates(),
         };
+        if (Object.keys(record.scopeUpdates!).length === 0) delete record.scopeUpdates;
         const store = await KeyValueStore.open(null, { config });
         await store.setValue(options.persistStateKey, record);
     }
@@ -141,6 +146,7 @@ export class StatePersister {
         const parsed = await this.readRecord();
         if (parsed?.ok) {
             this.deps.floor.raise(parsed.floorMs);
+            if (parsed.scopeUpdates) this.deps.restoreScopeUpdates(parsed.scopeUpdates);
             const now = this.deps.clock.now();
             for (const saved of parsed.states) {
                 const maxAheadMs = this.deps.restoreCapMs(saved.domain);

@@ -27,15 +27,25 @@ export class ScopeRouter {
     ) {
         const { domains, throttleBy } = options;
         this.listedDomains = new Set(domains === 'all' ? [] : domains.map((d, i) => configuredKey(d, i, throttleBy)));
-        for (const key of options.scopes.keys()) {
-            const slash = key.indexOf('/');
-            if (slash === -1) continue;
-            const host = key.slice(0, slash);
-            const prefixes = this.pathScopes.get(host) ?? [];
-            prefixes.push(key.slice(slash));
-            prefixes.sort((a, b) => b.length - a.length);
-            this.pathScopes.set(host, prefixes);
-        }
+        for (const key of options.scopes.keys()) this.notePathScope(key);
+    }
+
+    /** A scope's settings changed at run time: cached policies are read again, a new path scope routes. */
+    scopeChanged(key: string): void {
+        this.policies.clear();
+        this.notePathScope(key);
+    }
+
+    private notePathScope(key: string): void {
+        const slash = key.indexOf('/');
+        if (slash === -1) return;
+        const host = key.slice(0, slash);
+        const prefixes = this.pathScopes.get(host) ?? [];
+        const prefix = key.slice(slash);
+        if (prefixes.includes(prefix)) return;
+        prefixes.push(prefix);
+        prefixes.sort((a, b) => b.length - a.length);
+        this.pathScopes.set(host, prefixes);
     }
 
     /** Whether a throttling key (a domain key, or `host/path` of an endpoint scope) is paced. */
