@@ -82,7 +82,7 @@ export class CompletionTracker {
         if (completed && !networkError) {
             const failed = handout.errors !== undefined && (request.errorMessages?.length ?? 0) > handout.errors;
             if (failed) states.update(entry.key, (s) => s.recordGivenUp());
-            else this.deps.recorder.answered(entry.key, clock.now(), true);
+            else this.deps.recorder.answered(handout.answeredBy ?? entry.key, clock.now(), true);
         }
         scheduler.touch(entry, clock.now());
     }

@@ -22,6 +22,8 @@ export interface Handout {
     released?: boolean;
     /** Handed out past its domain's error budget, with `noRetry` set by us. */
     unreachable?: boolean;
+    /** The paced domain that answered after a redirect to another domain: its success counts there. */
+    answeredBy?: string;
 }
 
 /**

@@ -14,6 +14,8 @@ export type ResponseLike =
 export interface ResponseInfo {
     statusCode: number;
     headers: ResponseHeaders;
+    /** The URL that answered (after redirects), when the response says. */
+    url?: string;
 }
 
 export function readResponse(response: unknown): ResponseInfo | undefined {
@@ -36,5 +38,6 @@ export function readResponse(response: unknown): ResponseInfo | undefined {
         for (const [key, value] of Object.entries(raw as Record<string, string | string[] | undefined>))
             headers[key.toLowerCase()] = value;
     }
-    return { statusCode, headers };
+    const url = typeof r.url === 'function' ? (r.url as () => unknown).call(response) : r.url;
+    return { statusCode, headers, ...(typeof url === 'string' && url !== '' ? { url } : {}) };
 }

@@ -8,6 +8,7 @@ import type { DomainStateStore } from '../pacing/domain-state-store';
 import type { PacingFloor } from '../pacing/pacing-floor';
 import type { PacingRecorder } from '../pacing/pacing-recorder';
 import type { ScopeRouter } from '../routing/scope-router';
+import { REDIRECT_SCOPE_KEY } from '../routing/scope-router';
 import type { SharedClockSync } from '../shared-clock/shared-clock-sync';
 import type { Clock } from '../time/clock';
 import { parseRateLimitHeaders } from './rate-limit-headers';
@@ -53,12 +54,16 @@ export class ResponseInterpreter {
         if (!info) return;
         const { router } = this.deps;
         const { request } = context;
-        const key = router.domainKeyOf(request.url);
         const now = this.deps.clock.now();
         const handout = this.deps.handouts.get(request);
-        const scopeKeys = handout?.domain ? scopeKeysOf(handout) : key === undefined ? [] : [key];
+        const redirectedTo = this.redirectedTo(request, handout, info);
+        const key = redirectedTo ?? router.domainKeyOf(request.url);
+        const queuedKeys = this.scopeKeys(handout, router.domainKeyOf(request.url));
+        const scopeKeys = redirectedTo !== undefined ? [redirectedTo] : queuedKeys;
         const triggers = this.isRefusal(info.statusCode, scopeKeys);
-        this.noteAnswer(scopeKeys, handout, triggers, now);
+        // The first hop reached the queued domain too: its interval counts from this answer as well.
+        const answeredKeys = redirectedTo !== undefined ? [...queuedKeys, redirectedTo] : scopeKeys;
+        this.noteAnswer(answeredKeys, handout, triggers ? scopeKeys : [], now);
         const limits = parseRateLimitHeaders(info.headers, now);
         if (!triggers) {
             if (key !== undefined && limits && this.deps.paces(key)) {
@@ -67,7 +72,7 @@ export class ResponseInterpreter {
             }
             return;
         }
-        if (!this.recordRefusal(request, handout, info.statusCode, limits?.waitMs)) {
+        if (!this.recordRefusal(request, scopeKeys, info.statusCode, limits?.waitMs)) {
             this.warnUnthrottled429(info, key ?? request.url);
             return;
         }
@@ -81,7 +86,7 @@ export class ResponseInterpreter {
     }
 
     /** The server answered: re-arm one-at-a-time intervals, break refusal runs, end a shared lease. */
-    private noteAnswer(scopeKeys: string[], handout: Handout | undefined, refused: boolean, now: number): void {
+    private noteAnswer(scopeKeys: string[], handout: Handout | undefined, refusedBy: string[], now: number): void {
         const { router, states, floor, shared } = this.deps;
         for (const k of scopeKeys) {
             if (handout?.domain ? !this.deps.states.read(k) && !this.deps.paces(k) : !this.deps.paces(k)) continue;
@@ -90,18 +95,39 @@ export class ResponseInterpreter {
                 s.noteReachable();
             });
             // A run of refusals is broken, whatever the request handler makes of the answer.
-            if (!refused) this.deps.recorder.answered(k, now);
+            if (!refusedBy.includes(k)) this.deps.recorder.answered(k, now);
             shared.publish(k);
         }
         if (handout?.domain) shared.settle(handout.domain, now);
     }
 
+    private scopeKeys(handout: Handout | undefined, key: string | undefined): string[] {
+        if (handout?.domain) return scopeKeysOf(handout);
+        return key === undefined ? [] : [key];
+    }
+
+    /**
+     * The key of the domain that answered, when a redirect led to another one that is paced here:
+     * the answer counts there (its refusals back that domain off, its successes count there), not
+     * against the domain the request was queued under.
+     */
+    private redirectedTo(request: Request, handout: Handout | undefined, info: ResponseInfo): string | undefined {
+        if (info.url === undefined || info.url === request.url) return undefined;
+        const answered = this.deps.router.domainKeyOf(info.url);
+        const queued = handout?.domain?.key ?? this.deps.router.domainKeyOf(request.url);
+        if (answered === undefined || answered === queued || !this.deps.paces(answered)) return undefined;
+        if (handout) handout.answeredBy = answered;
+        // Kept with the request (userData is stored), so its retry also clears the answering domain.
+        (request.userData as Record<string, unknown>)[REDIRECT_SCOPE_KEY] = answered;
+        return answered;
+    }
+
     /** Backs off the scopes whose triggers include the status; false when none is paced here. */
-    private recordRefusal(request: Request, handout: Handout | undefined, status: number, waitMs?: number): boolean {
+    private recordRefusal(request: Request, keys: string[], status: number, waitMs?: number): boolean {
         const { router, recorder } = this.deps;
-        const keys = scopeKeysOf(handout);
         const cause = { reason: 'refused' as const, statusCode: status };
         if (keys.length === 0) return recorder.record({ reason: 'rateLimited', url: request.url, waitMs }, cause);
+        if (!keys.some((k) => this.deps.paces(k) || this.deps.states.read(k))) return false;
         let paced = false;
         for (const key of keys) {
             if (!router.policyOf(key).backoffStatusCodes.has(status)) continue;

@@ -78,6 +78,15 @@ export class ScopeRouter {
      * with `getScopes`, whatever it returns (the first scope holds the request's queue).
      */
     scopesOf(request: ScopedSource): RequestScopes | undefined {
+        const scopes = this.declaredScopesOf(request);
+        const redirect = redirectScopeOf(request);
+        if (!scopes || redirect === undefined || scopes.primary === redirect) return scopes;
+        if (scopes.extras.some(([scope]) => scope === redirect)) return scopes;
+        // Its retries also wait for the domain it was redirected to last time (its backoff, its pace).
+        return { ...scopes, extras: [...scopes.extras, [redirect, 1]] };
+    }
+
+    private declaredScopesOf(request: ScopedSource): RequestScopes | undefined {
         const declared = this.declaredScopes(request);
         if (declared.custom && declared.pairs && declared.pairs.length > 0) {
             const [first, ...rest] = declared.pairs;
@@ -108,7 +117,12 @@ export class ScopeRouter {
 
     /** Whether a request declares scopes of its own (so admission must read them). */
     declaresScopes(request: ScopedSource): boolean {
-        return this.options.getScopes !== undefined || request.userData?.throttlingScopes !== undefined;
+        const { userData } = request;
+        return (
+            this.options.getScopes !== undefined ||
+            userData?.throttlingScopes !== undefined ||
+            redirectScopeOf(request) !== undefined
+        );
     }
 
     /** The policy in force for a throttling key. */
@@ -142,4 +156,12 @@ function configuredKey(domain: string, index: number, throttleBy: ResolvedThrott
             `Invalid ThrottlingRequestManager options: \`domains[${index}]\`: ${(error as Error).message}`,
         );
     }
+}
+
+/** Where a request's last answer came from after a redirect to another domain (see ResponseInterpreter). */
+export const REDIRECT_SCOPE_KEY = '__throttlingRedirectedTo';
+
+function redirectScopeOf(request: ScopedSource): string | undefined {
+    const value = request.userData?.[REDIRECT_SCOPE_KEY];
+    return typeof value === 'string' && value !== '' ? value : undefined;
 }
