@@ -6,11 +6,13 @@ import { environment, type Environment, REPO_ROOT } from './env';
 import { b1Section, b2Section, b3Section, b4Section, header } from './markdown';
 import { type OverheadRow, runOverhead } from './overhead';
 import { type PromptnessRow, runPromptness } from './promptness';
+import { type RedisProcessesResult, runRedisProcesses } from './redis-processes';
+import { b7Section } from './redis-processes-markdown';
 import { runSoak, type SoakResult, soakSizes } from './soak';
 import { b6Section } from './soak-markdown';
 import { exposeGc } from './stats';
 
-export const SCENARIO_IDS = ['B1', 'B2', 'B3', 'B4', 'B6'] as const;
+export const SCENARIO_IDS = ['B1', 'B2', 'B3', 'B4', 'B6', 'B7'] as const;
 export type ScenarioId = (typeof SCENARIO_IDS)[number];
 
 export interface BenchmarkOptions {
@@ -33,6 +35,7 @@ export interface BenchmarkResults {
     b3?: OverheadRow[];
     b4?: PromptnessRow[];
     b6?: SoakResult;
+    b7?: RedisProcessesResult;
 }
 
 /** Sizes of every scenario, full or quick. */
@@ -68,6 +71,15 @@ export function benchmarkSizes(quick: boolean) {
             timeoutMs: quick ? 30_000 : 120_000,
         },
         b6: soakSizes(quick),
+        b7: {
+            // Quick: one pair of processes, with and without Redis, to show sharing works (no scaling figure).
+            processCounts: quick ? [2] : [1, 2, 4],
+            pacing: { sites: quick ? 1 : 4, pages: quick ? 6 : 24, rate: 5, maxConcurrency: 4 },
+            throughput: { sites: quick ? 20 : 400, pages: quick ? 2 : 5, latencyMs: 20, maxConcurrency: 10 },
+            costCalls: quick ? 200 : 2_000,
+            startInMs: quick ? 2_500 : 5_000,
+            timeoutMs: quick ? 60_000 : 300_000,
+        },
     };
 }
 
@@ -107,6 +119,10 @@ export async function runBenchmarks(options: BenchmarkOptions = {}): Promise<Ben
     if (only.includes('B6')) {
         results.b6 = await runSoak(sizes.b6, progress);
         sections.push(b6Section(results.b6));
+    }
+    if (only.includes('B7')) {
+        results.b7 = await runRedisProcesses(sizes.b7, progress);
+        sections.push(b7Section(results.b7, env));
     }
 
     const command = [
