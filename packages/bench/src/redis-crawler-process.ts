@@ -16,6 +16,8 @@ export interface WorkerTask {
     proxyUrl: string;
     delaySecs: number;
     maxConcurrency: number;
+    /** Sites in the crawl: every one is throttled (the default cap of 100 would leave the rest unthrottled). */
+    sites: number;
     /** Epoch ms at which every process of a run starts crawling. */
     startAt: number;
     /** Sent as the x-crawler-process header. */
@@ -43,6 +45,7 @@ async function main(task: WorkerTask): Promise<WorkerResult> {
             domains: 'all',
             delaySecs: task.delaySecs,
             respectCrawlDelay: false,
+            maxThrottledDomains: Math.max(100, task.sites),
             ...(clock ? { sharedClock: clock } : {}),
         },
         config,

@@ -125,6 +125,7 @@ async function runFleet(o: FleetOptions): Promise<FleetRun> {
                     proxyUrl: o.web.proxyUrl,
                     delaySecs: o.delaySecs,
                     maxConcurrency: o.maxConcurrency,
+                    sites: o.web.sites.length,
                     startAt,
                     label: String(p + 1),
                     ...(o.redis ? { redis: o.redis } : {}),
