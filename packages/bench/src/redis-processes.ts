@@ -97,9 +97,9 @@ function runWorker(task: WorkerTask, timeoutMs: number): Promise<WorkerResult> {
 /** Every page of every site, dealt round-robin to `processes` lists: each process crawls a share of every site. */
 function deal(web: PoliteWeb, pages: number, processes: number): string[][] {
     const lists: string[][] = Array.from({ length: processes }, () => []);
-    let i = 0;
+    // Page p of every site goes to process p mod N: every site is crawled by every process at once.
     for (let page = 0; page < pages; page++)
-        for (const site of web.sites) lists[i++ % processes].push(web.url(site.host, `/page/${page}`));
+        for (const site of web.sites) lists[page % processes].push(web.url(site.host, `/page/${page}`));
     return lists;
 }
 
