@@ -13,6 +13,8 @@ export interface GetOptions {
     /** Port to put in the Host header / absolute URL (ignored by the server). */
     hostPort?: number;
     method?: string;
+    /** Extra request headers. */
+    headers?: Record<string, string>;
 }
 
 /** One request on a fresh connection (agent: false) so concurrency tests really are concurrent. */
@@ -26,7 +28,7 @@ export function get(web: PoliteWeb, host: string, path = '/', options: GetOption
                 port: web.port,
                 method: options.method ?? 'GET',
                 path: requestPath,
-                headers: { host: hostHeader },
+                headers: { ...options.headers, host: hostHeader },
                 agent: false,
             },
             (res) => {

@@ -1,5 +1,5 @@
 import { request } from 'node:http';
-import { startPoliteWeb, type PoliteWeb } from '@crawlee-throttling/polite-web';
+import { CLIENT_HEADER, startPoliteWeb, type PoliteWeb } from '@crawlee-throttling/polite-web';
 import { get, hrefs } from './http-helpers';
 
 describe('polite-web routing', () => {
@@ -36,6 +36,15 @@ describe('polite-web routing', () => {
         expect(web.log.map((e) => [e.site, e.path, e.status])).toEqual([
             ['shop-a.example', '/page/1', 200],
             ['shop-c.example', '/', 200],
+        ]);
+    });
+
+    it('logs which crawler process sent a request, from its x-crawler-process header', async () => {
+        await get(web, 'shop-a.example', '/page/1', { headers: { [CLIENT_HEADER]: '2' } });
+        await get(web, 'shop-a.example', '/page/2');
+        expect(web.log.map((e) => [e.path, e.client])).toEqual([
+            ['/page/1', '2'],
+            ['/page/2', undefined],
         ]);
     });
 

@@ -5,7 +5,9 @@ import { type BenchmarkOptions, SCENARIO_IDS, type ScenarioId } from './run-benc
 export const USAGE = `Usage: npm run bench -- [options]
 
 Runs the benchmarks (B1 unknown limits, B2 known limits, B3 overhead and scale, B4 dispatch
-promptness, B6 soak) and writes them as markdown tables.
+promptness, B6 soak, B7 crawler processes sharing Redis) and writes them as markdown tables.
+B7 runs only when asked for (--only B7): it spawns crawler processes and needs Redis (REDIS_URL,
+default redis://127.0.0.1:6379); without one its section says skipped.
 
   --quick         tiny sizes, for a smoke run
   --only LIST     comma-separated scenarios, e.g. B1,B3

@@ -6,17 +6,21 @@ import { environment, type Environment, REPO_ROOT } from './env';
 import { b1Section, b2Section, b3Section, b4Section, header } from './markdown';
 import { type OverheadRow, runOverhead } from './overhead';
 import { type PromptnessRow, runPromptness } from './promptness';
+import { type RedisProcessesResult, runRedisProcesses } from './redis-processes';
+import { b7Section } from './redis-processes-markdown';
 import { runSoak, type SoakResult, soakSizes } from './soak';
 import { b6Section } from './soak-markdown';
 import { exposeGc } from './stats';
 
-export const SCENARIO_IDS = ['B1', 'B2', 'B3', 'B4', 'B6'] as const;
+export const SCENARIO_IDS = ['B1', 'B2', 'B3', 'B4', 'B6', 'B7'] as const;
 export type ScenarioId = (typeof SCENARIO_IDS)[number];
+/** Run without `only`. B7 spawns crawler processes and needs Redis: it runs when asked for (`--only B7`). */
+export const DEFAULT_SCENARIOS: readonly ScenarioId[] = SCENARIO_IDS.filter((id) => id !== 'B7');
 
 export interface BenchmarkOptions {
     /** Tiny sizes, for a smoke run. @default false */
     quick?: boolean;
-    /** Scenarios to run. @default all */
+    /** Scenarios to run. @default all but B7 */
     only?: readonly ScenarioId[];
     /** Markdown file to write; relative paths are resolved against the repo root. @default docs/benchmarks.md */
     out?: string;
@@ -33,6 +37,7 @@ export interface BenchmarkResults {
     b3?: OverheadRow[];
     b4?: PromptnessRow[];
     b6?: SoakResult;
+    b7?: RedisProcessesResult;
 }
 
 /** Sizes of every scenario, full or quick. */
@@ -68,6 +73,15 @@ export function benchmarkSizes(quick: boolean) {
             timeoutMs: quick ? 30_000 : 120_000,
         },
         b6: soakSizes(quick),
+        b7: {
+            // Quick: one pair of processes, with and without Redis, to show sharing works (no scaling figure).
+            processCounts: quick ? [2] : [1, 2, 4],
+            pacing: { sites: quick ? 1 : 4, pages: quick ? 6 : 24, rate: 5, maxConcurrency: 4 },
+            throughput: { sites: quick ? 20 : 400, pages: quick ? 2 : 5, latencyMs: 20, maxConcurrency: 10 },
+            costCalls: quick ? 200 : 2_000,
+            startInMs: quick ? 2_500 : 5_000,
+            timeoutMs: quick ? 60_000 : 300_000,
+        },
     };
 }
 
@@ -80,7 +94,7 @@ export function resolveOut(out: string | undefined): string {
 /** Runs the selected scenarios side by side in this process and writes the markdown report. */
 export async function runBenchmarks(options: BenchmarkOptions = {}): Promise<BenchmarkResults> {
     const quick = options.quick ?? false;
-    const only = options.only ?? SCENARIO_IDS;
+    const only = options.only ?? DEFAULT_SCENARIOS;
     const progress = options.progress ?? ((line: string) => void process.stderr.write(`${line}\n`));
     const sizes = benchmarkSizes(quick);
     const env = environment();
@@ -107,6 +121,10 @@ export async function runBenchmarks(options: BenchmarkOptions = {}): Promise<Ben
     if (only.includes('B6')) {
         results.b6 = await runSoak(sizes.b6, progress);
         sections.push(b6Section(results.b6));
+    }
+    if (only.includes('B7')) {
+        results.b7 = await runRedisProcesses(sizes.b7, progress);
+        sections.push(b7Section(results.b7, env));
     }
 
     const command = [

@@ -16,6 +16,7 @@ export type {
 export { TokenBucket } from './token-bucket';
 export type { LogEntry } from './request-log';
 export { isRobotsPath } from './request-log';
+export { CLIENT_HEADER } from './request-target';
 export { scoreLog } from './score-log';
 export type { ScoreOptions, ScoredSite, SiteScore, ScoreTotals, WebScore } from './score-log';
 export { formatScoreTable } from './format-score-table';

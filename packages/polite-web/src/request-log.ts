@@ -18,6 +18,8 @@ export interface LogEntry {
      * what was being sent, but the client got no complete answer.
      */
     readonly reset?: true;
+    /** The sender's `x-crawler-process` header, when it sent one (which of several crawler processes). */
+    readonly client?: string;
 }
 
 /** Whether a logged path is the robots.txt file, which is neither rate limited nor scored. */

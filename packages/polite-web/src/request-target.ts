@@ -9,6 +9,17 @@ export interface RequestTarget {
     path: string;
     /** Path without query, used for routing. */
     pathname: string;
+    /** The `x-crawler-process` header, when a crawler process labels its requests (several processes, one site). */
+    client?: string;
+}
+
+/** Header by which a crawler process names itself, so the log can say which process sent a request. */
+export const CLIENT_HEADER = 'x-crawler-process';
+
+function clientOf(req: IncomingMessage): { client?: string } {
+    const value = req.headers[CLIENT_HEADER];
+    const client = Array.isArray(value) ? value[0] : value;
+    return client ? { client } : {};
 }
 
 const ABSOLUTE_FORM = /^[a-z][a-z\d+.-]*:\/\//i;
@@ -29,8 +40,8 @@ export function requestTarget(req: IncomingMessage): RequestTarget {
             ? new URL(raw)
             : new URL(`http://${hostHeader ?? 'invalid.invalid'}${raw.startsWith('/') ? '' : '/'}${raw}`);
     } catch {
-        return { host: '', path: raw, pathname: raw };
+        return { host: '', path: raw, pathname: raw, ...clientOf(req) };
     }
     const host = absolute || hostHeader ? normalizeHost(url.hostname) : '';
-    return { host, path: url.pathname + url.search, pathname: url.pathname };
+    return { host, path: url.pathname + url.search, pathname: url.pathname, ...clientOf(req) };
 }

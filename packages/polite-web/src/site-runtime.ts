@@ -70,6 +70,7 @@ export class SiteRuntime {
                 time: now,
                 status,
                 inFlightAtArrival,
+                ...(target.client === undefined ? {} : { client: target.client }),
                 ...(reset ? { reset } : {}),
             });
 

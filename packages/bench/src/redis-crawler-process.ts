@@ -1,0 +1,86 @@
+/**
+ * One crawler process of B7, spawned by redis-processes.ts: an HttpCrawler with the throttler and
+ * its own in-memory storage, reaching polite-web through its proxy, sharing its clocks in Redis
+ * when given a Redis URL. Its work comes as JSON in the B7_WORKER environment variable; it prints
+ * one line `RESULT {...}` (a {@link WorkerResult}) when done.
+ */
+import { log, LogLevel, ProxyConfiguration } from '@crawlee/core';
+import { HttpCrawler } from '@crawlee/http';
+import { RedisDomainClock, ThrottlingRequestManager } from 'crawlee-throttling';
+
+import { memoryConfig } from './storage';
+
+/** What one process crawls and how. */
+export interface WorkerTask {
+    urls: string[];
+    proxyUrl: string;
+    delaySecs: number;
+    maxConcurrency: number;
+    /** Sites in the crawl: every one is throttled (the default cap of 100 would leave the rest unthrottled). */
+    sites: number;
+    /** Epoch ms at which every process of a run starts crawling. */
+    startAt: number;
+    /** Sent as the x-crawler-process header. */
+    label: string;
+    /** Share the clocks in this Redis; without it the process paces alone. */
+    redis?: { url: string; keyPrefix: string };
+}
+
+export interface WorkerResult {
+    handled: number;
+    failed: number;
+    /** How long after `startAt` this process began (it loaded too slowly), ms; 0 when on time. */
+    lateMs: number;
+}
+
+export const WORKER_ENV = 'B7_WORKER';
+export const RESULT_PREFIX = 'RESULT ';
+
+async function main(task: WorkerTask): Promise<WorkerResult> {
+    log.setLevel(LogLevel.ERROR);
+    const config = memoryConfig();
+    const clock = task.redis ? new RedisDomainClock(task.redis) : undefined;
+    const throttler = new ThrottlingRequestManager(
+        {
+            domains: 'all',
+            delaySecs: task.delaySecs,
+            respectCrawlDelay: false,
+            maxThrottledDomains: Math.max(100, task.sites),
+            ...(clock ? { sharedClock: clock } : {}),
+        },
+        config,
+    );
+    let handled = 0;
+    const crawler = new HttpCrawler(
+        {
+            requestQueue: throttler.asRequestQueue(),
+            proxyConfiguration: new ProxyConfiguration({ proxyUrls: [task.proxyUrl] }),
+            maxConcurrency: task.maxConcurrency,
+            preNavigationHooks: [
+                (_ctx, gotOptions) =>
+                    void (gotOptions.headers = { ...gotOptions.headers, 'x-crawler-process': task.label }),
+            ],
+            requestHandler: () => {
+                handled += 1;
+            },
+        },
+        config,
+    );
+    throttler.attach(crawler);
+    const wait = task.startAt - Date.now();
+    if (wait > 0) await new Promise((resolve) => setTimeout(resolve, wait));
+    const lateMs = Math.max(0, -wait);
+    const stats = await crawler.run(task.urls);
+    await clock?.close();
+    return { handled, failed: stats.requestsFailed, lateMs };
+}
+
+if (require.main === module) {
+    main(JSON.parse(process.env[WORKER_ENV] ?? '{}') as WorkerTask).then(
+        (result) => process.stdout.write(`${RESULT_PREFIX}${JSON.stringify(result)}\n`),
+        (error: unknown) => {
+            process.stderr.write(`${error instanceof Error ? (error.stack ?? error.message) : String(error)}\n`);
+            process.exitCode = 1;
+        },
+    );
+}
