@@ -10,7 +10,9 @@ import type {
     SharedReservation,
     ThrottlingRequestManagerOptions,
 } from '../../packages/throttling/src';
-import { ManualClock, ThrottlingRequestManager } from '../../packages/throttling/src';
+import { InMemoryDomainStateStore, ManualClock, ThrottlingRequestManager } from '../../packages/throttling/src';
+import { DomainQueue } from '../../packages/throttling/src/queues/domain-queue';
+import { SharedClockSync } from '../../packages/throttling/src/shared-clock/shared-clock-sync';
 import { MAX_TIMER_MS, WakeSignal } from '../../packages/throttling/src/integration/wake-signal';
 import { DomainRequestQueue } from '../../packages/throttling/src/queues/domain-request-queue';
 import { memoryConfig } from '../helpers/storage';
@@ -265,3 +267,37 @@ async function innerOf(manager: ThrottlingRequestManager): Promise<IRequestManag
     await manager.isEmpty();
     return manager.innerManager!;
 }
+
+describe('a lease whose end failed to reach the shared clock (a short outage)', () => {
+    test('is ended again until it reaches the clock, so other processes do not wait out the lease', async () => {
+        const settled: number[] = [];
+        let failures = 2;
+        const clock: SharedDomainClock = {
+            reserve: () => ({ granted: true }),
+            extend: () => undefined,
+            settle: async (_key, leasedUntil) => {
+                if (failures-- > 0) throw new Error('connection closed');
+                settled.push(leasedUntil);
+            },
+        };
+        const { manager } = setup();
+        const router = { policyOf: (k: string) => manager.policyOf(k) } as never;
+        const sync = new SharedClockSync(
+            clock,
+            new InMemoryDomainStateStore(),
+            router,
+            () => undefined,
+            () => undefined,
+            'pause',
+            () => undefined,
+            () => T0,
+            5,
+        );
+        const entry = new DomainQueue('a.com', 'throttled-a.com');
+        entry.sharedLease = T0 + 30_000;
+        sync.settle(entry, T0);
+        for (let i = 0; i < 50 && settled.length === 0; i++) await new Promise((resolve) => setTimeout(resolve, 5));
+        expect(settled).toEqual([T0 + 30_000]);
+        expect(failures).toBe(-1);
+    });
+});

@@ -97,7 +97,7 @@ function buildCore(options: ResolvedThrottlingOptions, config: Configuration | u
     const quotas = new QuotaLedger(options, router, states, floor);
     const entryOf = (k: string) => registry.get(k);
     const { sharedClock, onSharedClockError } = options;
-    const shared = new SharedClockSync(sharedClock, states, router, entryOf, warnOnce, onSharedClockError, warn);
+    const shared = new SharedClockSync(sharedClock, states, router, entryOf, warnOnce, onSharedClockError, warn, now);
     const dispatcher = new Dispatcher(options, router, states, floor, shared, quotas, handouts, clock);
     const scheduler = new Scheduler({
         readyAt: (entry, at) => dispatcher.readyAt(entry, at),

@@ -35,6 +35,8 @@ export class SharedClockSync {
         private readonly warnOnce: (message: string) => void,
         private readonly onError: SharedClockErrorMode = 'pause',
         private readonly warn: (message: string) => void = warnOnce,
+        private readonly now: () => number = Date.now,
+        private readonly settleRetryMs = SHARED_ERROR_RETRY_MS,
     ) {}
 
     /**
@@ -68,8 +70,18 @@ export class SharedClockSync {
         if (!this.shared || lease === undefined) return;
         entry.sharedLease = undefined;
         const nextAt = Math.max(this.states.read(entry.key)?.nextDispatchAt ?? 0, earliest);
-        const what = `Could not update the shared clocks of ${entry.key}; other processes wait for the lease to run out`;
-        this.quietly(what, () => this.shared!.settle(entry.key, lease, nextAt));
+        const what = `Could not update the shared clocks of ${entry.key}; trying again until the lease runs out`;
+        // Every process waits for this lease until it is ended: a store that failed once (a short
+        // outage) is asked again rather than leaving the others to wait out the whole lease.
+        const attempt = () =>
+            this.quietly(
+                what,
+                () => this.shared!.settle(entry.key, lease, nextAt),
+                () => {
+                    if (this.now() + this.settleRetryMs < lease) setTimeout(attempt, this.settleRetryMs).unref();
+                },
+            );
+        attempt();
     }
 
     /** Tells the shared clocks what our clocks of `key` now say; a failure only costs the sharing. */
@@ -111,12 +123,16 @@ export class SharedClockSync {
     }
 
     /** Runs an update whose failure only costs the sharing: logged once, never thrown. */
-    private quietly(what: string, update: () => MaybePromise<void>): void {
+    private quietly(what: string, update: () => MaybePromise<void>, failed?: () => void): void {
+        const onError = (error: unknown) => {
+            this.warnOnce(`${what}: ${String(error)}`);
+            failed?.();
+        };
         try {
             const done = update();
-            if (isPromise(done)) done.catch((error: unknown) => this.warnOnce(`${what}: ${String(error)}`));
+            if (isPromise(done)) done.catch(onError);
         } catch (error) {
-            this.warnOnce(`${what}: ${String(error)}`);
+            onError(error);
         }
     }
 }
