@@ -230,13 +230,7 @@ export function resolveThrottlingOptions(options: ThrottlingRequestManagerOption
     const throttleBy = o.throttleBy ?? 'hostname';
     const defaults: ScopeSettings = { ...o, backoffMinDelaySecs: baseDelaySecs, backoffMaxDelaySecs: maxDelaySecs };
     const defaultPolicy = resolvePolicy(defaults, {});
-    const scopes = new Map<string, ResolvedPolicy>();
-    const scopeSettings = new Map<string, ScopeSettings>();
-    for (const [raw, settings] of Object.entries(o.scopes ?? {})) {
-        scopeSettings.set(normalizeScope(raw, throttleBy), settings);
-        const key = normalizeScope(raw, throttleBy);
-        scopes.set(key, { ...resolvePolicy(defaults, settings), scopeKey: key });
-    }
+    const { scopes, scopeSettings } = resolveScopes(o.scopes ?? {}, defaults, throttleBy);
     return {
         inner: o.inner,
         domains: o.domains,
@@ -267,6 +261,18 @@ export function resolveThrottlingOptions(options: ThrottlingRequestManagerOption
         maxFreeRetries: o.maxFreeRetries ?? 20,
         getScopes: o.getScopes,
     };
+}
+
+/** Every configured scope's policy and settings, by normalised key. */
+function resolveScopes(raw: Record<string, ScopeSettings>, defaults: ScopeSettings, throttleBy: ThrottleBy) {
+    const scopes = new Map<string, ResolvedPolicy>();
+    const scopeSettings = new Map<string, ScopeSettings>();
+    for (const [name, settings] of Object.entries(raw)) {
+        const key = normalizeScope(name, throttleBy);
+        scopeSettings.set(key, settings);
+        scopes.set(key, { ...resolvePolicy(defaults, settings), scopeKey: key });
+    }
+    return { scopes, scopeSettings };
 }
 
 /** The manager-wide backoff bounds (v4 names or ours), checked against each other and every scope's. */
