@@ -26,7 +26,9 @@ import { DomainStateRecord } from './domain-state-record';
 import { NUMERIC_FIELDS, UNLIMITED } from './domain-state-types';
 import { SlotPool } from './slot-pool';
 import type { RampupPolicy } from './rampup';
-import { RAMPUP_DEFAULTS as RAMPUP_FALLBACK, RampupState } from './rampup';
+import { RAMPUP_DEFAULTS as RAMPUP_FALLBACK } from './rampup';
+import type { RatePacer } from './rate-pacer';
+import { createPacer, pacerFromJSON } from './rate-pacer';
 
 export type {
     BackoffPolicy,
@@ -128,8 +130,8 @@ export class DomainState extends DomainStateRecord {
     }
 
     /** The rampup search of this scope, created on first use. */
-    ramp(policy: RampupPolicy): RampupState {
-        this.rampupState ??= new RampupState(policy);
+    ramp(policy: RampupPolicy): RatePacer {
+        this.rampupState ??= createPacer(policy);
         return this.rampupState;
     }
 
@@ -236,6 +238,8 @@ export class DomainState extends DomainStateRecord {
      * interval from the response guarantees the server sees the spacing it asked for.
      */
     armAfterResponse(now: number, floorMs: number, policy: PacingPolicy = UNLIMITED): void {
+        // An answer while every slot is busy and the pace would allow another: held by slots.
+        if (this.slots.inUse >= this.concurrencyLimit(policy)) this.noteSlotBound(now, policy);
         if (this.concurrencyLimit(policy) !== 1) return;
         // A ramping scope searches its own rate from dispatches; only the hard minimums (robots.txt
         // crawl delay and the floor) are re-armed for it.
@@ -256,15 +260,26 @@ export class DomainState extends DomainStateRecord {
     /**
      * Applies limits a server announced in a response: with quota left, spread it over the time to
      * the reset; with none left, hold the domain until the reset (not a refusal: no escalation).
+     * Adaptive pacing does not spread: a reset rounded up to whole seconds and a bucket that refills
+     * before it would pace far below what the site grants; it learns the pace, and still holds at zero.
      */
-    announce(now: number, remaining: number | undefined, resetMs: number | undefined, maxDelayMs: number): void {
+    announce(
+        now: number,
+        remaining: number | undefined,
+        resetMs: number | undefined,
+        maxDelayMs: number,
+        rampup?: RampupPolicy,
+    ): void {
+        const adaptive = rampup?.algorithm === 'adaptive';
         if (resetMs === undefined || !(resetMs > 0)) return;
         const capped = Math.min(resetMs, maxDelayMs);
         if (remaining === 0) {
+            // Nothing left: as telling as a refusal (the bucket is empty now), without one being spent.
+            if (adaptive && now >= this.backoffUntil) this.ramp(rampup).onExhausted(now, rampup, capped);
             this.backoffUntil = Math.max(this.backoffUntil, now + capped);
             return;
         }
-        if (remaining !== undefined && remaining > 0) {
+        if (!adaptive && remaining !== undefined && remaining > 0) {
             this.announcedIntervalMs = Math.min(resetMs / remaining, maxDelayMs);
             this.announcedUntil = now + capped;
         }
@@ -320,7 +335,8 @@ export class DomainState extends DomainStateRecord {
             : applyJitter(requestedMs, policy.jitter, policy.random ?? Math.random);
         const delayMs = Math.min(jittered, policy.backoffMaxDelayMs);
         // The rampup search paces from here: back to the last safe rate, not raised pacing.
-        if (policy.rampup) this.ramp(policy.rampup).onTrigger(now, policy.rampup);
+        // Our own exponential wait says nothing of the site; a bare refusal is read as "one second".
+        if (policy.rampup) this.ramp(policy.rampup).onTrigger(now, policy.rampup, useHeader ? delayMs : 1000);
         else this.raisePenalty(now, useHeader ? requestedMs : undefined, policy);
         this.lastTriggerAt = now;
         this.backoffExponent = exponent;
@@ -367,8 +383,16 @@ export class DomainState extends DomainStateRecord {
         this.lastImposedMs = Math.max(0, this.backoffUntil - now);
     }
 
-    /** The domain answered a request without a refusal: the run of refusals is broken. */
-    recordAnswered(): void {
+    /**
+     * The domain answered a request without a refusal: the run of refusals is broken. Under rampup the
+     * answer is counted, and the next refusal starts its backoff from the first step again: it marks a
+     * pace a little too fast, not a site refusing everything.
+     */
+    recordAnswered(policy?: PacingPolicy): void {
+        if (policy?.rampup && this.rampupState) {
+            this.rampupState.onAnswer();
+            this.backoffExponent = 0;
+        }
         this.refusingSince = 0;
         this.stallMs = 0;
         this.lastImposedMs = 0;
@@ -413,7 +437,7 @@ export class DomainState extends DomainStateRecord {
         }
         state.backoffExponent = Math.min(state.backoffExponent, MAX_BACKOFF_EXPONENT);
         if (record.rampup !== undefined) {
-            const ramp = RampupState.fromJSON(record.rampup, RAMPUP_FALLBACK);
+            const ramp = pacerFromJSON(record.rampup, RAMPUP_FALLBACK);
             if (!ramp) return undefined;
             state.rampupState = ramp;
         }

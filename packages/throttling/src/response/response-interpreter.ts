@@ -62,8 +62,10 @@ export class ResponseInterpreter {
         const limits = parseRateLimitHeaders(info.headers, now);
         if (!triggers) {
             if (key !== undefined && limits && this.deps.paces(key)) {
-                const maxDelayMs = router.policyOf(key).backoffMaxDelayMs;
-                this.deps.states.update(key, (s) => s.announce(now, limits.remaining, limits.resetMs, maxDelayMs));
+                const { backoffMaxDelayMs, rampup } = router.policyOf(key);
+                this.deps.states.update(key, (s) =>
+                    s.announce(now, limits.remaining, limits.resetMs, backoffMaxDelayMs, rampup),
+                );
             }
             return;
         }
@@ -88,7 +90,7 @@ export class ResponseInterpreter {
             states.update(k, (s) => {
                 s.armAfterResponse(now, floor.ms, router.policyOf(k));
                 // A run of refusals is broken, whatever the request handler makes of the answer.
-                if (!refused) s.recordAnswered();
+                if (!refused) s.recordAnswered(router.policyOf(k));
             });
             shared.publish(k);
         }
