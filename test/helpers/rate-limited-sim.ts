@@ -18,6 +18,8 @@ export interface SimResult {
     makespanMs: number;
     idealMs: number;
     ratio: number;
+    /** Most requests in flight at once at any site. */
+    maxInFlight: number;
     /** Per host: arrival time and whether it was refused. */
     arrivals: Map<string, { at: number; refused: boolean }[]>;
     manager: ThrottlingRequestManager;
@@ -45,6 +47,8 @@ export async function simulateCrawl(
     pages: number,
     options: Partial<ThrottlingRequestManagerOptions> = {},
     crawlerConcurrency = 40,
+    /** Stop after this much simulated time, done or not. */
+    maxSimMs = Number.POSITIVE_INFINITY,
 ): Promise<SimResult> {
     const clock = new ManualClock(START);
     const manager = new ThrottlingRequestManager(
@@ -54,18 +58,23 @@ export async function simulateCrawl(
     const urls: string[] = [];
     for (let p = 0; p < pages; p++) for (const s of sites) urls.push(`https://${s.host}/page/${p}`);
     await manager.addRequestsBatched(urls, { waitForAllRequestsToBeAdded: true });
-    const buckets = new Map(sites.map((s) => [s.host, new TokenBucket(s.rate ?? 1e9, s.burst ?? 1, START)]));
+    const buckets = new Map(
+        sites.map((s) => [s.host, new TokenBucket(s.rate ?? 1e9, s.rate ? (s.burst ?? 1) : 1e9, START)]),
+    );
     const byHost = new Map(sites.map((s) => [s.host, s]));
     const arrivals = new Map<string, { at: number; refused: boolean }[]>(sites.map((s) => [s.host, []]));
     const inFlight: InFlight[] = [];
     const total = pages * sites.length;
     let done = 0;
-    for (let guard = 0; guard < 2_000_000 && done < total; guard++) {
+    let maxInFlight = 0;
+    for (let guard = 0; guard < 2_000_000 && done < total && clock.now() - START < maxSimMs; guard++) {
         while (inFlight.length < crawlerConcurrency) {
             const request = await manager.fetchNextRequest();
             if (!request) break;
             inFlight.push(arrive(request, clock.now(), byHost, buckets, arrivals));
         }
+        for (const host of byHost.keys())
+            maxInFlight = Math.max(maxInFlight, inFlight.filter((f) => f.host === host).length);
         const next = Math.min(...inFlight.map((f) => f.doneAt), manager.nextReadyAt() ?? Infinity);
         if (!Number.isFinite(next)) throw new Error(`simulation stuck at ${done}/${total}`);
         clock.set(Math.max(clock.now(), next));
@@ -97,6 +106,7 @@ export async function simulateCrawl(
         makespanMs,
         idealMs,
         ratio: makespanMs / idealMs,
+        maxInFlight,
         arrivals,
         manager,
     };

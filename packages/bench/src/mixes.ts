@@ -42,16 +42,24 @@ export function mulberry32(seed: number): () => number {
     };
 }
 
+/** Overrides for smoke runs: fewer pages, no very slow site. */
+export interface MixOverrides {
+    pages?: number;
+    minRate?: number;
+}
+
 /** One mix of the family; `longShare` of the seeds draw a long crawl. */
-export function drawMix(seed: number, longShare = 0.25): Mix {
+export function drawMix(seed: number, longShare = 0.25, overrides: MixOverrides = {}): Mix {
     const random = mulberry32(seed);
     const pick = <T>(list: readonly T[]): T => list[Math.floor(random() * list.length)];
     const logUniform = ([low, high]: readonly [number, number]) => low * (high / low) ** random();
     const kind = random() < longShare ? 'long' : 'short';
     const count = pick(kind === 'long' ? MIX_RANGES.longSiteCounts : MIX_RANGES.shortSiteCounts);
-    const pages = kind === 'long' ? MIX_RANGES.longPages : MIX_RANGES.shortPages;
+    const pages = overrides.pages ?? (kind === 'long' ? MIX_RANGES.longPages : MIX_RANGES.shortPages);
+    const rateRange = kind === 'long' ? MIX_RANGES.longRate : MIX_RANGES.rate;
+    const low = Math.max(rateRange[0], overrides.minRate ?? 0);
     const sites: SiteOptions[] = Array.from({ length: count }, (_, i) => {
-        const rate = round2(logUniform(kind === 'long' ? MIX_RANGES.longRate : MIX_RANGES.rate));
+        const rate = round2(logUniform([Math.min(low, rateRange[1]), rateRange[1]]));
         return {
             host: `m${seed}-s${i + 1}.example`,
             rate,
@@ -70,8 +78,8 @@ export function drawMix(seed: number, longShare = 0.25): Mix {
 }
 
 /** `count` mixes from consecutive seeds starting at `firstSeed`. */
-export function drawMixes(firstSeed: number, count: number, longShare?: number): Mix[] {
-    return Array.from({ length: count }, (_, i) => drawMix(firstSeed + i, longShare));
+export function drawMixes(firstSeed: number, count: number, longShare?: number, overrides?: MixOverrides): Mix[] {
+    return Array.from({ length: count }, (_, i) => drawMix(firstSeed + i, longShare, overrides));
 }
 
 function round2(n: number): number {

@@ -41,10 +41,14 @@ const MIN_SAMPLE_SPAN_MS = 1_000;
 const CRUISE_GAIN = 0.95;
 /** An empty quota while the site delivered less than this share of the pace means the pace is too fast. */
 const EXHAUSTED_SHARE = 0.85;
+/** Stop probing when the refused pace is within this ratio of the safe one. */
+const CONVERGED_RATIO = 1.1;
+/** Converged, probe again only after this many requests (and `reprobeWindows` quiet windows): 1 % refused at most. */
+const PROBE_AFTER_REQUESTS = 200;
 /** Windows between bounds last this many windows. */
 const BRACKET_WINDOWS = 2.5;
 /** The pace held once converged, as a share of the proven one. */
-const CONVERGED_GAIN = 0.97;
+const CONVERGED_GAIN = 0.98;
 /** How far from the safe towards the refused pace a probe steps. */
 const PROBE_STEP = 0.25;
 /** Least dispatches in a window before it says anything about the pace. */
@@ -78,6 +82,8 @@ export class AdaptivePacer implements AdaptiveData {
     private windowStart = -1;
     private windowDispatches = 0;
     private quietWindows = 0;
+    // Dispatches since the last refusal (or probe), so probes stay rare in requests as well as time.
+    private sinceTrigger = 0;
     private firstDispatchAt = -1;
     private answered = 0;
     private readonly references: RefusalReference[] = [];
@@ -90,6 +96,7 @@ export class AdaptivePacer implements AdaptiveData {
     }
 
     onDispatch(now: number, policy: RampupPolicy): void {
+        this.sinceTrigger += 1;
         if (this.firstDispatchAt < 0) this.firstDispatchAt = now;
         if (this.windowStart < 0) this.windowStart = now;
         this.windowDispatches += 1;
@@ -115,7 +122,8 @@ export class AdaptivePacer implements AdaptiveData {
         } else {
             const refused = this.rate;
             // A quiet pace at or above the refused one was a burst allowance hiding the excess.
-            this.quietPaces = this.quietPaces.filter((pace) => pace < refused * 0.98);
+            const ceiling = Math.min(refused * 0.98, sample?.ceiling ?? Infinity);
+            this.quietPaces = this.quietPaces.filter((pace) => pace < ceiling);
             this.quietRate = Math.max(0, ...this.quietPaces);
             const measured = Math.min(sample?.rate ?? 0, refused) * CRUISE_GAIN;
             const estimate = Math.max(measured, this.quietRate) || refused / 2;
@@ -126,6 +134,7 @@ export class AdaptivePacer implements AdaptiveData {
         }
         this.extraConcurrency = Math.min(this.extraConcurrency, this.safeExtraConcurrency);
         this.quietWindows = 0;
+        this.sinceTrigger = 0;
         this.notePace();
         this.addReference(now, waitMs);
         this.startWindow(now);
@@ -164,25 +173,37 @@ export class AdaptivePacer implements AdaptiveData {
      * were long enough for the bucket to fill — what the time outside those waits allows.
      */
     deliverySample(now: number): { rate: number; ceiling: number } | undefined {
+        let best: { rate: number; ceiling: number } | undefined;
         for (let i = 0; i < this.references.length; i++) {
             const ref = this.references[i];
             const span = now - ref.at;
             if (span < MIN_SAMPLE_SPAN_MS) break;
             const answered = this.answered - ref.answered;
             const rate = (answered * 1000) / span;
-            const noIdle = ((answered + 1) * 1000) / span;
-            // Only a crawl that asked faster than that all along bounds the rate from above.
-            if (ref.minPace < noIdle) return { rate, ceiling: Infinity };
-            const waits = this.references.slice(i);
-            const waited = waits.reduce((sum, r) => sum + r.waitMs, 0);
-            const longestWait = Math.max(...waits.map((r) => r.waitMs));
-            // A bucket refilling less than one token per wait cannot have sat full: nothing was lost.
-            if (noIdle * longestWait <= 1000) return { rate, ceiling: noIdle };
-            const busy = span - waited;
-            const ceiling = busy > 0 ? Math.max(noIdle, ((answered + 1 - waits.length) * 1000) / busy) : Infinity;
-            return { rate, ceiling };
+            const ceiling = this.ceilingSince(i, span, answered);
+            best = { rate: Math.max(best?.rate ?? 0, rate), ceiling: Math.min(best?.ceiling ?? Infinity, ceiling) };
         }
-        return undefined;
+        return best;
+    }
+
+    /**
+     * The most the rate can be, given `answered` answers in `span` ms since reference `i`: one token
+     * more than was taken, unless the bucket could sit full through the waits in between (then the
+     * time outside them). Only a crawl that asked faster than that all along bounds anything.
+     */
+    private ceilingSince(i: number, span: number, answered: number): number {
+        const noIdle = ((answered + 1) * 1000) / span;
+        const waits = this.references.slice(i);
+        const longestWait = Math.max(...waits.map((r) => r.waitMs));
+        const busy = span - waits.reduce((sum, r) => sum + r.waitMs, 0);
+        // A bucket refilling less than one token per wait cannot have sat full: nothing was lost.
+        const ceiling =
+            noIdle * longestWait <= 1000
+                ? noIdle
+                : busy > 0
+                  ? Math.max(noIdle, ((answered + 1 - waits.length) * 1000) / busy)
+                  : Number.POSITIVE_INFINITY;
+        return this.references[i].minPace >= ceiling ? ceiling : Number.POSITIVE_INFINITY;
     }
 
     private maybeCloseWindow(now: number, policy: RampupPolicy): void {
@@ -192,7 +213,7 @@ export class AdaptivePacer implements AdaptiveData {
         const least = growing ? MIN_WINDOW_DISPATCHES - 1 : MIN_WINDOW_DISPATCHES;
         // Between bounds the steps are small, and a small excess drains a burst allowance slowly:
         // such a window must be longer to prove anything.
-        const bracketed = !growing && this.unsafeRate / Math.max(this.safeRate, 1e-9) > policy.convergedRatio;
+        const bracketed = !growing && this.unsafeRate / Math.max(this.safeRate, 1e-9) > CONVERGED_RATIO;
         const span = bracketed ? policy.windowMs * BRACKET_WINDOWS : policy.windowMs;
         const windowMs = paced ? Math.max(span, (least * 1000) / this.rate) : policy.windowMs;
         if (now - this.windowStart < windowMs || this.windowDispatches < least) return;
@@ -218,14 +239,15 @@ export class AdaptivePacer implements AdaptiveData {
         this.quietWindows += 1;
         if (!Number.isFinite(this.unsafeRate)) {
             this.rate = clamp(this.rate * 2, policy);
-        } else if (this.unsafeRate / this.safeRate > policy.convergedRatio) {
+        } else if (this.unsafeRate / this.safeRate > CONVERGED_RATIO) {
             // A small step: a pace a little too fast drains a burst allowance slowly, so it is
             // refused late, or never in a short crawl.
             this.rate = clamp(this.safeRate + (this.unsafeRate - this.safeRate) * PROBE_STEP, policy);
-        } else if (this.quietWindows >= policy.reprobeWindows) {
+        } else if (this.quietWindows >= policy.reprobeWindows && this.sinceTrigger >= PROBE_AFTER_REQUESTS) {
             // Rarely and briefly: the refused pace may have been a moment's bad luck or the site grew.
-            this.unsafeRate = this.unsafeRate * 1.5;
+            this.unsafeRate = this.unsafeRate * 1.25;
             this.quietWindows = 0;
+            this.sinceTrigger = 0;
             this.rate = clamp(this.safeRate + (this.unsafeRate - this.safeRate) * PROBE_STEP, policy);
         } else {
             // Converged: just under the pace proven quiet, since one exactly at the rate is refused by jitter.

@@ -325,7 +325,7 @@ export class DomainState extends DomainStateRecord {
     private escalate(now: number, waitMs: number | undefined, policy: BackoffPolicy): RateLimitOutcome {
         const exponent = Math.min(this.effectiveExponent(now) + 1, MAX_BACKOFF_EXPONENT);
         const factor = policy.backoffFactor ?? 2;
-        const exponentialMs = Math.min(policy.backoffMinDelayMs * factor ** (exponent - 1), Number.MAX_SAFE_INTEGER);
+        const exponentialMs = Math.min(this.firstBackoffMs(policy) * factor ** (exponent - 1), Number.MAX_SAFE_INTEGER);
         const useHeader = waitMs !== undefined && waitMs > 0;
         const requestedMs = useHeader ? waitMs : exponentialMs;
         // Jitter spreads exponential waits so many workers do not wake together; a server-given
@@ -350,6 +350,17 @@ export class DomainState extends DomainStateRecord {
             outcome.cappedFrom = { source: useHeader ? 'retry-after' : 'exponential', requestedMs };
         }
         return outcome;
+    }
+
+    /**
+     * The first step of exponential backoff. Adaptive pacing reads a bare refusal as "a little too
+     * fast", as a `Retry-After: 1` would say: it waits a second (or two intervals of a slow site), not
+     * `backoffMinDelaySecs`; a run of refusals without an answer still doubles from there.
+     */
+    private firstBackoffMs(policy: BackoffPolicy): number {
+        if (policy.rampup?.algorithm !== 'adaptive') return policy.backoffMinDelayMs;
+        const rate = this.rampupState?.safeRate ?? 0;
+        return Math.min(policy.backoffMinDelayMs, Math.max(1000, rate > 0 ? 2000 / rate : 0));
     }
 
     /**
