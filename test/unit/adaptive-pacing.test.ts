@@ -50,7 +50,7 @@ describe('adaptive pacing: a simulated token bucket (4 req/s, burst 3, 50 ms), e
     });
 
     test('the same bare-429 site without rampup is far slower (the pacer is what gets the speed)', async () => {
-        const result = await simulateCrawl([site({ status: 429, retryAfter: 'none' })], 120, {});
+        const result = await simulateCrawl([site({ status: 429, retryAfter: 'none' })], 120, { rampup: false });
         expect(result.done).toBe(120);
         expect(result.ratio).toBeGreaterThan(1.5);
     });
@@ -134,6 +134,7 @@ describe('AdaptivePacer, step by step', () => {
     test('a refused pace falls back to the estimate, not to the burst-hidden quiet pace above it', () => {
         const p = new AdaptivePacer();
         Object.assign(p, { rate: 8, safeRate: 8, quietRate: 8 });
+        p.onAnswer();
         p.onTrigger(10_000, ADAPTIVE, 1000);
         expect(p.unsafeRate).toBe(8);
         expect(p.rate).toBe(4); // nothing quiet below 8 and no sample: half
@@ -150,6 +151,20 @@ describe('AdaptivePacer, step by step', () => {
         p.onExhausted(4_000, ADAPTIVE, 300); // 2.25 per second since 0: the pace outruns the site
         expect(p.unsafeRate).toBeLessThanOrEqual(3);
         expect(p.rate).toBeLessThan(2.5);
+    });
+
+    test('refused with no answer since the last refusal, the pace is left to the growing backoff', () => {
+        const p = new AdaptivePacer();
+        p.onDispatch(0, ADAPTIVE);
+        p.onTrigger(0, ADAPTIVE, 1000); // nothing answered at all: no rate to learn
+        expect(p.rate).toBe(Number.POSITIVE_INFINITY);
+        Object.assign(p, { rate: 2, safeRate: 2 });
+        p.onAnswer();
+        p.onTrigger(5_000, ADAPTIVE, 1000);
+        const paced = p.rate;
+        p.onTrigger(7_000, ADAPTIVE, 2000);
+        p.onTrigger(11_000, ADAPTIVE, 4000);
+        expect(p.rate).toBe(paced);
     });
 
     test('persists and restores its bounds; rejects malformed data', () => {

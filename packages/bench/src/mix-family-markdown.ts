@@ -6,8 +6,8 @@ import { mdTable } from './markdown';
 const NAMES: Record<MixContenderId, string> = {
     plain: '(a) plain Crawlee',
     sameDomainDelay: '(b) sameDomainDelaySecs = slowest site',
-    throttler: "(c) throttler, defaults (`{ domains: 'all' }`)",
-    throttlerRampup: "(d) throttler, `{ domains: 'all', rampup: true }`",
+    throttler: "(c) throttler, defaults (`{ domains: 'all' }`: adaptive pacing)",
+    throttlerNoRampup: "(d) throttler, `{ domains: 'all', rampup: false }` (earlier defaults)",
 };
 
 const pct = (x: number) => `${(x * 100).toFixed(1)} %`;
@@ -71,7 +71,7 @@ export function b5Section(results: MixResult[], sizes: MixFamilySizes, contender
             `1 to ${Math.max(...MIX_RANGES.shortSiteCounts)} sites, short crawls of ${sizes.pages ?? MIX_RANGES.shortPages} pages a site and long ones of ${sizes.pages ?? MIX_RANGES.longPages} (${Math.round(sizes.longShare * 100)} % of the seeds). ` +
             `Ideal makespan = the slowest site's pages / its rate. Every contender is an HttpCrawler with \`minConcurrency: ${MIX_CRAWLER.minConcurrency}, maxConcurrency: ${MIX_CRAWLER.maxConcurrency}\`, ` +
             `told nothing about the sites except (b), whose one \`sameDomainDelaySecs\` is the slowest site's interval (${example?.toFixed(2) ?? '…'} s in the first mix). ` +
-            `A run is stopped at ${sizes.capIdeal}× ideal + ${sizes.capSlackMs / 1000} s (counted in "capped"; its ratio is then a lower bound). The tuning seeds (1000–1019, in a simulation) are not among these.`,
+            `The contenders of a mix run side by side, each against its own polite web. A run is stopped at ${sizes.capIdeal}× ideal + ${sizes.capSlackMs / 1000} s (counted in "capped"; its ratio is then a lower bound). The tuning seeds (1000–1019, in a simulation) are not among these.`,
         '',
         mdTable(
             [

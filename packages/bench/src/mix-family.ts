@@ -8,10 +8,13 @@ import { drawMixes, type Mix } from './mixes';
 import { sleep } from './stats';
 import { memoryConfig } from './storage';
 
-/** B5's contenders: Crawlee alone (two ways), the throttler with defaults, and with `rampup` stated. */
-export type MixContenderId = 'plain' | 'sameDomainDelay' | 'throttler' | 'throttlerRampup';
+/**
+ * B5's contenders: Crawlee alone (two ways), the throttler with defaults (adaptive pacing), and the
+ * throttler with `rampup: false` (the defaults of earlier releases).
+ */
+export type MixContenderId = 'plain' | 'sameDomainDelay' | 'throttler' | 'throttlerNoRampup';
 
-export const MIX_CONTENDERS: readonly MixContenderId[] = ['plain', 'sameDomainDelay', 'throttler', 'throttlerRampup'];
+export const MIX_CONTENDERS: readonly MixContenderId[] = ['plain', 'sameDomainDelay', 'throttler', 'throttlerNoRampup'];
 
 /** The crawler settings every contender shares: a pool that starts wide, as a crawl of many sites does. */
 export const MIX_CRAWLER = { minConcurrency: 20, maxConcurrency: 40 } as const;
@@ -47,7 +50,7 @@ export interface MixResult {
 }
 
 function throttlerOptions(contender: MixContenderId): ThrottlingRequestManagerOptions {
-    return contender === 'throttlerRampup' ? { domains: 'all', rampup: true } : { domains: 'all' };
+    return contender === 'throttlerNoRampup' ? { domains: 'all', rampup: false } : { domains: 'all' };
 }
 
 /** The slowest site's interval: one `sameDomainDelaySecs` is all Crawlee takes, for every site. */
@@ -71,7 +74,7 @@ async function runContender(web: PoliteWeb, mix: Mix, contender: MixContenderId,
         async failedRequestHandler() {},
     };
     let throttler: ThrottlingRequestManager | undefined;
-    if (contender === 'throttler' || contender === 'throttlerRampup') {
+    if (contender === 'throttler' || contender === 'throttlerNoRampup') {
         throttler = new ThrottlingRequestManager(throttlerOptions(contender), config);
         options.requestQueue = throttler.asRequestQueue();
     } else {
@@ -106,8 +109,12 @@ async function runContender(web: PoliteWeb, mix: Mix, contender: MixContenderId,
     };
 }
 
-/** Runs every mix of the family against each contender, one polite web per mix. */
-export async function runMixFamily(sizes: MixFamilySizes, progress: (line: string) => void): Promise<MixResult[]> {
+/** Runs every mix of the family against each contender, one polite web per contender. */
+export async function runMixFamily(
+    sizes: MixFamilySizes,
+    progress: (line: string) => void,
+    contenders: readonly MixContenderId[] = MIX_CONTENDERS,
+): Promise<MixResult[]> {
     const mixes = drawMixes(sizes.firstSeed, sizes.count, sizes.longShare, {
         pages: sizes.pages,
         minRate: sizes.minRate,
@@ -117,22 +124,25 @@ export async function runMixFamily(sizes: MixFamilySizes, progress: (line: strin
     const results: MixResult[] = [];
     try {
         for (const mix of mixes) {
-            const web = await startPoliteWeb({ sites: mix.sites });
-            try {
-                const runs: MixRun[] = [];
-                for (const contender of MIX_CONTENDERS) {
-                    const capMs = mix.idealMs * sizes.capIdeal + sizes.capSlackMs;
-                    const run = await runContender(web, mix, contender, capMs);
-                    progress(
-                        `B5 mix ${mix.seed} (${mix.kind}, ${mix.sites.length} sites) ${contender}: ${run.pagesCompleted}/${run.pagesTotal} pages, ` +
-                            `${run.refusals}/${run.requests} refused, ${(run.makespanMs / run.idealMs).toFixed(2)}× ideal${run.timedOut ? ' (time cap)' : ''}`,
-                    );
-                    runs.push(run);
-                }
-                results.push({ mix, runs });
-            } finally {
-                await web.close();
-            }
+            const capMs = mix.idealMs * sizes.capIdeal + sizes.capSlackMs;
+            // Side by side, each against its own polite web: the crawls mostly wait on the sites'
+            // rates, and a sequential run of the family would take an hour.
+            const runs = await Promise.all(
+                contenders.map(async (contender) => {
+                    const web = await startPoliteWeb({ sites: mix.sites });
+                    try {
+                        const run = await runContender(web, mix, contender, capMs);
+                        progress(
+                            `B5 mix ${mix.seed} (${mix.kind}, ${mix.sites.length} sites) ${contender}: ${run.pagesCompleted}/${run.pagesTotal} pages, ` +
+                                `${run.refusals}/${run.requests} refused, ${(run.makespanMs / run.idealMs).toFixed(2)}× ideal${run.timedOut ? ' (time cap)' : ''}`,
+                        );
+                        return run;
+                    } finally {
+                        await web.close();
+                    }
+                }),
+            );
+            results.push({ mix, runs });
         }
     } finally {
         log.setLevel(previousLevel);

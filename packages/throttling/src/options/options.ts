@@ -453,7 +453,7 @@ function resolvePolicy(defaults: ScopeSettings, scope: ScopeSettings): ResolvedP
         backoffMaxDelayMs: (pick('backoffMaxDelaySecs') ?? 60) * 1000,
         backoffWindowMs: (pick('backoffWindowSecs') ?? POLICY_DEFAULTS.backoffWindowSecs) * 1000,
         ignoreRobotsCrawlDelay: pick('ignoreRobotsCrawlDelay') ?? POLICY_DEFAULTS.ignoreRobotsCrawlDelay,
-        rampup: resolveRampup(pick('rampup')),
+        rampup: resolveRampup(pick('rampup') ?? POLICY_DEFAULTS.rampup),
         quota:
             pick('quota') === undefined
                 ? undefined

@@ -88,9 +88,10 @@ export interface ScopeSettings {
      */
     ignoreRobotsCrawlDelay?: boolean;
     /**
-     * Search for the highest rate the scope tolerates (see docs/rampup.md): `true`, or settings.
-     * The configured `delaySecs` stays a floor under the rate found.
-     * @default false
+     * Adaptive pacing (see docs/rampup.md): learn the rate the scope accepts from its answers and pace
+     * just under it; `false` turns it off (backoff alone, the default of earlier releases). The
+     * configured `delaySecs` stays a floor under the rate found.
+     * @default true
      */
     rampup?: boolean | RampupSettings;
     /**
@@ -178,6 +179,7 @@ export const POLICY_DEFAULTS = {
     backoffFactor: 2,
     backoffWindowSecs: 60,
     ignoreRobotsCrawlDelay: false,
+    rampup: true,
 } as const;
 
 /** Normalises a jitter setting into a [low, high] multiplier range, or undefined for none. */

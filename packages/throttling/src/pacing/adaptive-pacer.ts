@@ -90,6 +90,11 @@ export class AdaptivePacer implements AdaptiveData {
     // The last paces that lived through a quiet window, so a refused one falls back to the one before.
     private quietPaces: number[] = [];
 
+    /** `initialRate`: a pace to start from instead of unpaced (Infinity). */
+    constructor(initialRate = Number.POSITIVE_INFINITY) {
+        this.rate = initialRate;
+    }
+
     /** The delay between dispatches asked for, ms (0 while unpaced). */
     delayMs(): number {
         return Number.isFinite(this.rate) ? 1000 / this.rate : 0;
@@ -114,7 +119,11 @@ export class AdaptivePacer implements AdaptiveData {
      */
     onTrigger(now: number, policy: RampupPolicy, waitMs = 0): void {
         const sample = this.deliverySample(now);
-        if (!Number.isFinite(this.rate)) {
+        const last = this.references[this.references.length - 1];
+        if (this.answered === (last?.answered ?? 0)) {
+            // Refused again with no answer in between: no rate to learn, and the backoff (growing with
+            // each such refusal) already holds the scope; a pace cut on top would only hide a stall.
+        } else if (!Number.isFinite(this.rate)) {
             // Unpaced until now: what got through, over the time including the imposed wait.
             const seconds = Math.max(0.001, (now - Math.max(0, this.firstDispatchAt) + waitMs) / 1000);
             this.safeRate = clamp(Math.max(sample?.rate ?? 0, this.answered / seconds), policy);

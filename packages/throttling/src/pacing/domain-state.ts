@@ -241,10 +241,12 @@ export class DomainState extends DomainStateRecord {
         // An answer while every slot is busy and the pace would allow another: held by slots.
         if (this.slots.inUse >= this.concurrencyLimit(policy)) this.noteSlotBound(now, policy);
         if (this.concurrencyLimit(policy) !== 1) return;
-        // A ramping scope searches its own rate from dispatches; only the hard minimums (robots.txt
-        // crawl delay and the floor) are re-armed for it.
+        // A ramping scope searches its own rate from dispatches; only the minimums (robots.txt crawl
+        // delay, the floor and a configured delay) are re-armed for it.
         const crawlDelay = this.crawlDelayFor(policy);
-        const interval = policy.rampup ? Math.max(crawlDelay, floorMs) : this.interval(now, floorMs, policy).ms;
+        const interval = policy.rampup
+            ? Math.max(crawlDelay, floorMs, policy.delayMs)
+            : this.interval(now, floorMs, policy).ms;
         this.nextDispatchAt = Math.max(this.nextDispatchAt, now + interval);
     }
 

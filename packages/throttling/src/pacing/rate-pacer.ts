@@ -11,7 +11,7 @@ export type RatePacerData = RampupData | AdaptiveData;
 
 /** A new pacer for a scope, of the policy's algorithm. */
 export function createPacer(policy: RampupPolicy): RatePacer {
-    return policy.algorithm === 'adaptive' ? new AdaptivePacer() : new RampupState(policy);
+    return policy.algorithm === 'adaptive' ? new AdaptivePacer(policy.initialRate) : new RampupState(policy);
 }
 
 /** Rebuilds a persisted pacer of either kind, or undefined when the data is malformed. */
