@@ -26,6 +26,7 @@ function summaryRows(results: MixResult[], contenders: readonly MixContenderId[]
         const completed = runs.map((r) => r.pagesCompleted / r.pagesTotal);
         const refused = runs.map((r) => r.refusedShare);
         const ratios = runs.map((r) => r.makespanMs / r.idealMs);
+        const obedient = results.map((r, i) => runs[i].makespanMs / r.mix.obedientIdealMs);
         const capped = runs.filter((r) => r.timedOut).length;
         return [
             NAMES[c],
@@ -35,6 +36,8 @@ function summaryRows(results: MixResult[], contenders: readonly MixContenderId[]
             pct(Math.max(...refused)),
             `${median(ratios).toFixed(2)}×`,
             `${Math.max(...ratios).toFixed(2)}×`,
+            `${median(obedient).toFixed(2)}×`,
+            `${Math.max(...obedient).toFixed(2)}×`,
             String(capped),
         ];
     });
@@ -48,7 +51,7 @@ function mixRows(results: MixResult[], contenders: readonly MixContenderId[]): s
             String(mix.seed),
             `${mix.kind}, ${mix.sites.length} × ${mix.pages}`,
             describe,
-            `${(mix.idealMs / 1000).toFixed(1)} s`,
+            `${(mix.idealMs / 1000).toFixed(1)} s${mix.obedientIdealMs > mix.idealMs ? ` (obedient ${(mix.obedientIdealMs / 1000).toFixed(1)} s)` : ''}`,
             ...contenders.map((c) => {
                 const r = runs.find((x) => x.contender === c)!;
                 const done = r.pagesCompleted === r.pagesTotal ? '' : `, ${pct(r.pagesCompleted / r.pagesTotal)} done`;
@@ -69,9 +72,10 @@ export function b5Section(results: MixResult[], sizes: MixFamilySizes, contender
         '',
         `${results.length} mixes drawn from seeds ${sizes.firstSeed}–${sizes.firstSeed + sizes.count - 1}: ${ranges}; ` +
             `1 to ${Math.max(...MIX_RANGES.shortSiteCounts)} sites, short crawls of ${sizes.pages ?? MIX_RANGES.shortPages} pages a site and long ones of ${sizes.pages ?? MIX_RANGES.longPages} (${Math.round(sizes.longShare * 100)} % of the seeds). ` +
-            `Ideal makespan = the slowest site's pages / its rate. Every contender is an HttpCrawler with \`minConcurrency: ${MIX_CRAWLER.minConcurrency}, maxConcurrency: ${MIX_CRAWLER.maxConcurrency}\`, ` +
+            `Ideal makespan = the slowest site's pages / its rate. The obedient ideal takes a one-token bucket that sends RateLimit headers at the rate an obedient crawler can reach: it announces "none left, full again in ⌈1 / rate⌉ s" (whole seconds) after every answer. ` +
+            `Every contender is an HttpCrawler with \`minConcurrency: ${MIX_CRAWLER.minConcurrency}, maxConcurrency: ${MIX_CRAWLER.maxConcurrency}\`, ` +
             `told nothing about the sites except (b), whose one \`sameDomainDelaySecs\` is the slowest site's interval (${example?.toFixed(2) ?? '…'} s in the first mix). ` +
-            `The contenders of a mix run side by side, each against its own polite web. A run is stopped at ${sizes.capIdeal}× ideal + ${sizes.capSlackMs / 1000} s (counted in "capped"; its ratio is then a lower bound). The tuning seeds (1000–1019, in a simulation) are not among these.`,
+            `The contenders of a mix run side by side, each against its own polite web. A run is stopped at ${sizes.capIdeal}× ideal + ${sizes.capSlackMs / 1000} s (counted in "capped"; its ratio is then a lower bound). The tuning seeds (1000–1059, in a simulation) are not among these.`,
         '',
         mdTable(
             [
@@ -82,10 +86,12 @@ export function b5Section(results: MixResult[], sizes: MixFamilySizes, contender
                 'refused (worst)',
                 'makespan / ideal (median)',
                 'makespan / ideal (worst)',
+                'makespan / obedient ideal (median)',
+                'makespan / obedient ideal (worst)',
                 'capped',
             ],
             summaryRows(results, contenders),
-            ['l', 'r', 'r', 'r', 'r', 'r', 'r', 'r'],
+            ['l', 'r', 'r', 'r', 'r', 'r', 'r', 'r', 'r', 'r'],
         ),
         '',
         'Per mix (makespan / ideal, refused):',

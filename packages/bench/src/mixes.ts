@@ -13,6 +13,8 @@ export interface Mix {
     pages: number;
     /** The slowest site's pages over its rate, ms: what no polite crawl can beat (bursts aside). */
     idealMs: number;
+    /** The same with each site's rate as an obedient crawler can reach it (see `obedientRate`). */
+    obedientIdealMs: number;
 }
 
 /** Draws of the family; long crawls keep to faster sites so one real-time run stays under a minute. */
@@ -74,12 +76,24 @@ export function drawMix(seed: number, longShare = 0.25, overrides: MixOverrides 
         };
     });
     const idealMs = Math.max(...sites.map((s) => (pages / s.rate!) * 1000));
-    return { seed, kind, sites, pages, idealMs };
+    const obedientIdealMs = Math.max(...sites.map((s) => (pages / obedientRate(s)) * 1000));
+    return { seed, kind, sites, pages, idealMs, obedientIdealMs };
 }
 
 /** `count` mixes from consecutive seeds starting at `firstSeed`. */
 export function drawMixes(firstSeed: number, count: number, longShare?: number, overrides?: MixOverrides): Mix[] {
     return Array.from({ length: count }, (_, i) => drawMix(firstSeed + i, longShare, overrides));
+}
+
+/**
+ * The rate a crawler that obeys the site's announcements can reach. A one-token bucket sending
+ * RateLimit headers says "none left, full again in ⌈1 / rate⌉ s" (whole seconds) after every answer,
+ * and an obedient crawler waits that long; a larger bucket paced just under its rate never runs dry.
+ */
+export function obedientRate(site: SiteOptions): number {
+    const rate = site.rate ?? Number.POSITIVE_INFINITY;
+    const announces = (site.refusal?.rateLimitHeaders ?? 'none') !== 'none';
+    return announces && (site.burst ?? 1) === 1 ? Math.min(rate, 1 / Math.ceil(1 / rate)) : rate;
 }
 
 function round2(n: number): number {

@@ -41,6 +41,10 @@ const MIN_SAMPLE_SPAN_MS = 1_000;
 const CRUISE_GAIN = 0.95;
 /** An empty quota while the site delivered less than this share of the pace means the pace is too fast. */
 const EXHAUSTED_SHARE = 0.85;
+/** What a refusal without a server-given wait is read as, at the start. */
+const BARE_REFUSAL_MS = 1_000;
+/** A refused pace more than this far above the safe one is far: halve the gap geometrically, quickly. */
+const FAR_RATIO = 2;
 /** Stop probing when the refused pace is within this ratio of the safe one. */
 const CONVERGED_RATIO = 1.1;
 /** Converged, probe again only after this many requests (and `reprobeWindows` quiet windows): 1 % refused at most. */
@@ -114,18 +118,21 @@ export class AdaptivePacer implements AdaptiveData {
     }
 
     /**
-     * A refusal that started a backoff at `now`; `waitMs` is the wait it imposed. Refusals of requests
-     * already in flight during that wait are not reported (one burst, one lesson).
+     * A refusal that started a backoff at `now`; `waitMs` is the wait it imposed, `serverGiven` whether
+     * the site named it. Refusals of requests already in flight during that wait are not reported (one
+     * burst, one lesson).
      */
-    onTrigger(now: number, policy: RampupPolicy, waitMs = 0): void {
+    onTrigger(now: number, policy: RampupPolicy, waitMs = 0, serverGiven = true): void {
         const sample = this.deliverySample(now);
         const last = this.references[this.references.length - 1];
         if (this.answered === (last?.answered ?? 0)) {
             // Refused again with no answer in between: no rate to learn, and the backoff (growing with
             // each such refusal) already holds the scope; a pace cut on top would only hide a stall.
         } else if (!Number.isFinite(this.rate)) {
-            // Unpaced until now: what got through, over the time including the imposed wait.
-            const seconds = Math.max(0.001, (now - Math.max(0, this.firstDispatchAt) + waitMs) / 1000);
+            // Unpaced until now: what got through, over the time including the imposed wait. Our own
+            // exponential wait says nothing of the site: a bare refusal reads as "one second".
+            const teachingMs = serverGiven ? waitMs : BARE_REFUSAL_MS;
+            const seconds = Math.max(0.001, (now - Math.max(0, this.firstDispatchAt) + teachingMs) / 1000);
             this.safeRate = clamp(Math.max(sample?.rate ?? 0, this.answered / seconds), policy);
             this.rate = this.safeRate;
         } else {
@@ -141,7 +148,9 @@ export class AdaptivePacer implements AdaptiveData {
             this.safeRate = clamp(estimate, policy);
             this.rate = this.safeRate;
         }
-        this.extraConcurrency = Math.min(this.extraConcurrency, this.safeExtraConcurrency);
+        // Every slot in flight at a refusal is refused too: back to one, regrown only if slots bind.
+        this.extraConcurrency = 0;
+        this.safeExtraConcurrency = 0;
         this.quietWindows = 0;
         this.sinceTrigger = 0;
         this.notePace();
@@ -205,12 +214,14 @@ export class AdaptivePacer implements AdaptiveData {
         const waits = this.references.slice(i);
         const longestWait = Math.max(...waits.map((r) => r.waitMs));
         const busy = span - waits.reduce((sum, r) => sum + r.waitMs, 0);
+        // Each wait may have let a full bucket waste all but one token it refilled.
+        const outside = answered + 1 - waits.length;
         // A bucket refilling less than one token per wait cannot have sat full: nothing was lost.
         const ceiling =
             noIdle * longestWait <= 1000
                 ? noIdle
-                : busy > 0
-                  ? Math.max(noIdle, ((answered + 1 - waits.length) * 1000) / busy)
+                : busy > 0 && outside > 0
+                  ? Math.max(noIdle, (outside * 1000) / busy)
                   : Number.POSITIVE_INFINITY;
         return this.references[i].minPace >= ceiling ? ceiling : Number.POSITIVE_INFINITY;
     }
@@ -218,11 +229,13 @@ export class AdaptivePacer implements AdaptiveData {
     private maybeCloseWindow(now: number, policy: RampupPolicy): void {
         const paced = Number.isFinite(this.rate);
         // While no pace has been refused yet the search is still far from the rate: shorter windows.
-        const growing = !Number.isFinite(this.unsafeRate);
+        // Far below any refused pace (or none yet) the search is still far from the rate: quick windows.
+        const ratio = this.unsafeRate / Math.max(this.safeRate, 1e-9);
+        const growing = ratio > FAR_RATIO;
         const least = growing ? MIN_WINDOW_DISPATCHES - 1 : MIN_WINDOW_DISPATCHES;
         // Between bounds the steps are small, and a small excess drains a burst allowance slowly:
         // such a window must be longer to prove anything.
-        const bracketed = !growing && this.unsafeRate / Math.max(this.safeRate, 1e-9) > CONVERGED_RATIO;
+        const bracketed = !growing && ratio > CONVERGED_RATIO;
         const span = bracketed ? policy.windowMs * BRACKET_WINDOWS : policy.windowMs;
         const windowMs = paced ? Math.max(span, (least * 1000) / this.rate) : policy.windowMs;
         if (now - this.windowStart < windowMs || this.windowDispatches < least) return;
@@ -248,6 +261,8 @@ export class AdaptivePacer implements AdaptiveData {
         this.quietWindows += 1;
         if (!Number.isFinite(this.unsafeRate)) {
             this.rate = clamp(this.rate * 2, policy);
+        } else if (this.unsafeRate / this.safeRate > FAR_RATIO) {
+            this.rate = clamp(Math.sqrt(this.safeRate * this.unsafeRate), policy);
         } else if (this.unsafeRate / this.safeRate > CONVERGED_RATIO) {
             // A small step: a pace a little too fast drains a burst allowance slowly, so it is
             // refused late, or never in a short crawl.

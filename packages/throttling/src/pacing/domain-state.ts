@@ -337,9 +337,12 @@ export class DomainState extends DomainStateRecord {
             : applyJitter(requestedMs, policy.jitter, policy.random ?? Math.random);
         const delayMs = Math.min(jittered, policy.backoffMaxDelayMs);
         // The rampup search paces from here: back to the last safe rate, not raised pacing.
-        // Our own exponential wait says nothing of the site; a bare refusal is read as "one second".
-        if (policy.rampup) this.ramp(policy.rampup).onTrigger(now, policy.rampup, useHeader ? delayMs : 1000);
-        else this.raisePenalty(now, useHeader ? requestedMs : undefined, policy);
+        if (policy.rampup) {
+            const pacer = this.ramp(policy.rampup);
+            pacer.onTrigger(now, policy.rampup, delayMs, useHeader);
+            // The clock was armed at the pace just refused: the next request waits one new interval.
+            this.nextDispatchAt = Math.max(this.nextDispatchAt, now + pacer.delayMs());
+        } else this.raisePenalty(now, useHeader ? requestedMs : undefined, policy);
         this.lastTriggerAt = now;
         this.backoffExponent = exponent;
         this.lastBackoffMs = delayMs;

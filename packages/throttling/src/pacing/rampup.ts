@@ -115,7 +115,7 @@ export class RampupState implements RampupData {
      * A backoff trigger at `now`: above the target the rate drops back to the last safe one (or
      * halves when none is known yet), and the window restarts.
      */
-    onTrigger(now: number, policy: RampupPolicy, _waitMs?: number): void {
+    onTrigger(now: number, policy: RampupPolicy, _waitMs?: number, _serverGiven?: boolean): void {
         if (!Number.isFinite(this.rate)) {
             // Unpaced until now: start slowly from what got through before the first refusal.
             const seconds = Math.max(1, (now - this.firstStretchStart) / 1000);
