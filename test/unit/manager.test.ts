@@ -378,7 +378,7 @@ describe('ThrottlingRequestManager: stall', () => {
     }
 
     test('a domain refusing without a break longer than maxDomainStallSecs ends the crawl, requests left queued', async () => {
-        const { manager, clock } = setup({ maxDomainStallSecs: 10, baseDelaySecs: 1 });
+        const { manager, clock } = setup({ maxDomainStallSecs: 10, baseDelaySecs: 1, rampup: false });
         await manager.addRequestsBatched(['https://a.com/1', 'https://a.com/2'], { waitForAllRequestsToBeAdded: true });
         await refuseUntilStalled(manager, clock, 4); // refused at 0, 1, 3 and 7 s; now backing off 8 s
         expect(await manager.isFinished()).toBe(false); // 7 s of refusing so far
@@ -399,7 +399,7 @@ describe('ThrottlingRequestManager: stall', () => {
     });
 
     test('a stalled domain with no work left is not a stall', async () => {
-        const { manager, clock } = setup({ maxDomainStallSecs: 1, baseDelaySecs: 1 });
+        const { manager, clock } = setup({ maxDomainStallSecs: 1, baseDelaySecs: 1, rampup: false });
         await manager.addRequest({ url: 'https://a.com/1' });
         await refuseUntilStalled(manager, clock, 3);
         clock.advance(60_000);

@@ -173,7 +173,7 @@ describe('policy: backoff triggers, factor and recovery', () => {
     });
 
     test('a network error or timeout on a reclaimed request backs the domain off; a handler bug does not', async () => {
-        const { manager, clock } = setup({ baseDelaySecs: 2 });
+        const { manager, clock } = setup({ baseDelaySecs: 2, rampup: false });
         await add(manager, ['https://a.com/1', 'https://b.com/1']);
         const a = (await manager.fetchNextRequest())!;
         const b = (await manager.fetchNextRequest())!;
@@ -208,7 +208,12 @@ describe('policy: backoff triggers, factor and recovery', () => {
     });
 
     test('recovery: after each quiet window the raised pacing steps down one factor towards the configured delay', async () => {
-        const { manager, clock } = setup({ backoffMinDelaySecs: 1, backoffWindowSecs: 60, delaySecs: 0.25 });
+        const { manager, clock } = setup({
+            backoffMinDelaySecs: 1,
+            backoffWindowSecs: 60,
+            delaySecs: 0.25,
+            rampup: false,
+        });
         const t0 = clock.now();
         manager.recordPacingSignal({ reason: 'rateLimited', url: 'https://a.com/', waitMs: 8000 });
         const at = (ms: number) => {
@@ -223,7 +228,7 @@ describe('policy: backoff triggers, factor and recovery', () => {
     });
 
     test('a new trigger while raised multiplies the pacing instead of starting over', async () => {
-        const { manager, clock } = setup({ backoffMinDelaySecs: 1 });
+        const { manager, clock } = setup({ backoffMinDelaySecs: 1, rampup: false });
         manager.recordPacingSignal({ reason: 'rateLimited', url: 'https://a.com/' });
         clock.set(snap(manager, 'a.com').backoffUntil);
         manager.recordPacingSignal({ reason: 'rateLimited', url: 'https://a.com/' });
@@ -236,7 +241,7 @@ describe('policy: server-announced limits', () => {
         headers: Record<string, string>,
         options: Partial<ThrottlingRequestManagerOptions> = {},
     ) {
-        const { manager, clock } = setup({ baseDelaySecs: 2, ...options });
+        const { manager, clock } = setup({ baseDelaySecs: 2, rampup: false, ...options });
         await add(manager, ['https://a.com/1']);
         const r = (await manager.fetchNextRequest())!;
         await manager.handleResponse({ request: r }, response(429, headers)).catch(() => undefined);
@@ -280,7 +285,7 @@ describe('policy: server-announced limits', () => {
     });
 
     test('a successful response announcing remaining quota spreads it over the window', async () => {
-        const { manager } = setup();
+        const { manager } = setup({ rampup: false });
         await add(manager, ['https://a.com/1']);
         const r = (await manager.fetchNextRequest())!;
         await manager.handleResponse(

@@ -5,12 +5,14 @@ import { type BenchmarkOptions, SCENARIO_IDS, type ScenarioId } from './run-benc
 export const USAGE = `Usage: npm run bench -- [options]
 
 Runs the benchmarks (B1 unknown limits, B2 known limits, B3 overhead and scale, B4 dispatch
-promptness, B6 soak, B7 crawler processes sharing Redis) and writes them as markdown tables.
+promptness, B5 a seeded family of unknown sites, B6 soak, B7 crawler processes sharing Redis) and writes them as markdown tables.
 B7 runs only when asked for (--only B7): it spawns crawler processes and needs Redis (REDIS_URL,
 default redis://127.0.0.1:6379); without one its section says skipped.
 
   --quick         tiny sizes, for a smoke run
   --only LIST     comma-separated scenarios, e.g. B1,B3
+  --mixes FIRST,COUNT
+                  B5: draw COUNT mixes from seed FIRST (default 3000,20; quick 2000,2)
   --out PATH      markdown file (default docs/benchmarks.md; relative to the repo root)
   --help          this text`;
 
@@ -23,6 +25,7 @@ export function parseBenchArgs(argv: string[]): BenchmarkOptions & { help: boole
             quick: { type: 'boolean', default: false },
             only: { type: 'string' },
             out: { type: 'string' },
+            mixes: { type: 'string' },
             help: { type: 'boolean', short: 'h', default: false },
         },
     });
@@ -37,5 +40,12 @@ export function parseBenchArgs(argv: string[]): BenchmarkOptions & { help: boole
             throw new Error(`--only takes a list of ${SCENARIO_IDS.join(', ')}; got "${values.only}"`);
         only = SCENARIO_IDS.filter((id) => ids.includes(id));
     }
-    return { help: values.help ?? false, quick: values.quick ?? false, only, out: values.out };
+    let mixes: { firstSeed: number; count: number } | undefined;
+    if (values.mixes !== undefined) {
+        const [firstSeed, count] = values.mixes.split(',').map((s) => Number(s.trim()));
+        if (!Number.isSafeInteger(firstSeed) || !Number.isSafeInteger(count) || firstSeed < 0 || count < 1)
+            throw new Error(`--mixes takes FIRST,COUNT (whole numbers, COUNT >= 1); got "${values.mixes}"`);
+        mixes = { firstSeed, count };
+    }
+    return { help: values.help ?? false, quick: values.quick ?? false, only, out: values.out, mixes };
 }

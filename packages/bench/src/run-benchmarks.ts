@@ -11,8 +11,10 @@ import { b7Section } from './redis-processes-markdown';
 import { runSoak, type SoakResult, soakSizes } from './soak';
 import { b6Section } from './soak-markdown';
 import { exposeGc } from './stats';
+import { MIX_CONTENDERS, type MixFamilySizes, type MixResult, runMixFamily } from './mix-family';
+import { b5Section } from './mix-family-markdown';
 
-export const SCENARIO_IDS = ['B1', 'B2', 'B3', 'B4', 'B6', 'B7'] as const;
+export const SCENARIO_IDS = ['B1', 'B2', 'B3', 'B4', 'B5', 'B6', 'B7'] as const;
 export type ScenarioId = (typeof SCENARIO_IDS)[number];
 /** Run without `only`. B7 spawns crawler processes and needs Redis: it runs when asked for (`--only B7`). */
 export const DEFAULT_SCENARIOS: readonly ScenarioId[] = SCENARIO_IDS.filter((id) => id !== 'B7');
@@ -24,6 +26,8 @@ export interface BenchmarkOptions {
     only?: readonly ScenarioId[];
     /** Markdown file to write; relative paths are resolved against the repo root. @default docs/benchmarks.md */
     out?: string;
+    /** B5: which mixes to draw (first seed and count). @default 3000, 20 (quick: 2000, 2) */
+    mixes?: { firstSeed: number; count: number };
     /** Progress lines. @default to stderr */
     progress?: (line: string) => void;
 }
@@ -36,6 +40,7 @@ export interface BenchmarkResults {
     b2?: ScenarioResult;
     b3?: OverheadRow[];
     b4?: PromptnessRow[];
+    b5?: MixResult[];
     b6?: SoakResult;
     b7?: RedisProcessesResult;
 }
@@ -72,6 +77,10 @@ export function benchmarkSizes(quick: boolean) {
             referenceRequests: quick ? 12 : 50,
             timeoutMs: quick ? 30_000 : 120_000,
         },
+        // The smoke run and the docs draw different seeds; neither is the simulation's tuning set.
+        b5: (quick
+            ? { firstSeed: 2000, count: 2, longShare: 0, pages: 5, minRate: 2, capIdeal: 4, capSlackMs: 10_000 }
+            : { firstSeed: 3000, count: 20, longShare: 0.25, capIdeal: 3, capSlackMs: 10_000 }) as MixFamilySizes,
         b6: soakSizes(quick),
         b7: {
             // Quick: one pair of processes, with and without Redis, to show sharing works (no scaling figure).
@@ -97,6 +106,7 @@ export async function runBenchmarks(options: BenchmarkOptions = {}): Promise<Ben
     const only = options.only ?? DEFAULT_SCENARIOS;
     const progress = options.progress ?? ((line: string) => void process.stderr.write(`${line}\n`));
     const sizes = benchmarkSizes(quick);
+    if (options.mixes) sizes.b5 = { ...sizes.b5, ...options.mixes };
     const env = environment();
     exposeGc();
 
@@ -127,11 +137,17 @@ export async function runBenchmarks(options: BenchmarkOptions = {}): Promise<Ben
         sections.push(b7Section(results.b7, env));
     }
 
+    if (only.includes('B5')) {
+        results.b5 = await runMixFamily(sizes.b5, progress);
+        sections.push(b5Section(results.b5, sizes.b5, MIX_CONTENDERS));
+    }
+
     const command = [
         'npm run bench',
-        ...(quick || options.only ? ['--'] : []),
+        ...(quick || options.only || options.mixes ? ['--'] : []),
         ...(quick ? ['--quick'] : []),
         ...(options.only ? [`--only ${only.join(',')}`] : []),
+        ...(options.mixes ? [`--mixes ${options.mixes.firstSeed},${options.mixes.count}`] : []),
     ].join(' ');
     const markdown = `${[header(env, quick, only, command), ...sections].join('\n\n')}\n`;
     const outPath = resolveOut(options.out);

@@ -2,6 +2,7 @@ import fc from 'fast-check';
 
 import { DomainState } from '../../../packages/throttling/src/pacing/domain-state';
 import { RAMPUP_DEFAULTS, RampupState } from '../../../packages/throttling/src/pacing/rampup';
+import type { RatePacer } from '../../../packages/throttling/src/pacing/rate-pacer';
 import {
     parsePersistedState,
     PERSISTED_STATE_VERSION,
@@ -89,7 +90,7 @@ const isClean = (value: object, prototype: object, known: string[]) =>
     Object.getPrototypeOf(value) === prototype && Object.keys(value).every((k) => known.includes(k));
 
 /** What a usable rampup state looks like: its methods intact, every field a number it can compute with. */
-function expectUsableRampup(state: RampupState): void {
+function expectUsableRampup(state: RatePacer): void {
     expect(Object.getPrototypeOf(state)).toBe(RampupState.prototype);
     expect(state.rate > 0).toBe(true);
     expect(Number.isFinite(state.delayMs()) && state.delayMs() >= 0).toBe(true);

@@ -76,6 +76,9 @@ const policyShape = {
             [
                 z.boolean(),
                 z.strictObject({
+                    algorithm: z
+                        .enum(['adaptive', 'search'], { error: "rampup.algorithm must be 'adaptive' or 'search'" })
+                        .optional(),
                     backoffTarget: z
                         .union([
                             z.number().min(0),
@@ -92,7 +95,7 @@ const policyShape = {
                 }),
             ],
             {
-                error: 'rampup must be true/false or an object with backoffTarget, windowSecs, initialRate, minRate, maxRate',
+                error: 'rampup must be true/false or an object with algorithm, backoffTarget, windowSecs, initialRate, minRate, maxRate, maxConcurrency',
             },
         )
         .optional(),

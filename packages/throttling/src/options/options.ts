@@ -313,7 +313,7 @@ export function resolvePolicy(defaults: ScopeSettings, scope: ScopeSettings): Re
         backoffMaxDelayMs: (pick('backoffMaxDelaySecs') ?? 60) * 1000,
         backoffWindowMs: (pick('backoffWindowSecs') ?? POLICY_DEFAULTS.backoffWindowSecs) * 1000,
         ignoreRobotsCrawlDelay: pick('ignoreRobotsCrawlDelay') ?? POLICY_DEFAULTS.ignoreRobotsCrawlDelay,
-        rampup: resolveRampup(pick('rampup')),
+        rampup: resolveRampup(pick('rampup') ?? POLICY_DEFAULTS.rampup),
         quota:
             pick('quota') === undefined
                 ? undefined

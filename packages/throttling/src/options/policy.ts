@@ -3,15 +3,21 @@ import { normalizeScopePath } from '../routing/scope-path';
 import type { RampupPolicy } from '../pacing/rampup';
 import { RAMPUP_DEFAULTS } from '../pacing/rampup';
 
+/** The adaptive pacer judges a pace over a second at least (longer when three requests take longer). */
+const ADAPTIVE_WINDOW_MS = 1_000;
+
 /** Resolves a `rampup` setting into the search's policy. */
 export function resolveRampup(setting: boolean | RampupSettings | undefined): RampupPolicy | undefined {
     if (!setting) return undefined;
     const s = setting === true ? {} : setting;
     const target = s.backoffTarget ?? 1;
+    const algorithm = s.algorithm ?? 'adaptive';
+    const defaultWindowMs = algorithm === 'adaptive' ? ADAPTIVE_WINDOW_MS : RAMPUP_DEFAULTS.windowMs;
     return {
         ...RAMPUP_DEFAULTS,
+        algorithm,
         backoffTarget: typeof target === 'number' ? [target, target] : target,
-        windowMs: (s.windowSecs ?? RAMPUP_DEFAULTS.windowMs / 1000) * 1000,
+        windowMs: s.windowSecs !== undefined ? s.windowSecs * 1000 : defaultWindowMs,
         initialRate: s.initialRate ?? RAMPUP_DEFAULTS.initialRate,
         minRate: s.minRate ?? RAMPUP_DEFAULTS.minRate,
         maxRate: s.maxRate ?? RAMPUP_DEFAULTS.maxRate,
@@ -82,9 +88,10 @@ export interface ScopeSettings {
      */
     ignoreRobotsCrawlDelay?: boolean;
     /**
-     * Search for the highest rate the scope tolerates (see docs/rampup.md): `true`, or settings.
-     * The configured `delaySecs` stays a floor under the rate found.
-     * @default false
+     * Adaptive pacing (see docs/rampup.md): learn the rate the scope accepts from its answers and pace
+     * just under it; `false` turns it off (backoff alone, the default of earlier releases). The
+     * configured `delaySecs` stays a floor under the rate found.
+     * @default true
      */
     rampup?: boolean | RampupSettings;
     /**
@@ -102,6 +109,12 @@ export interface ScopeSettings {
 
 /** Settings of the rampup search. */
 export interface RampupSettings {
+    /**
+     * `'adaptive'` learns each site's rate from the answers it accepts (docs/rampup.md); `'search'`
+     * is the bracketed rate search of earlier releases, which only counts refusals.
+     * @default 'adaptive'
+     */
+    algorithm?: 'adaptive' | 'search';
     /**
      * Backoff triggers per window to aim at: below it the rate rises, above it falls; a
      * `[low, high]` range holds the rate while the count stays inside.
@@ -166,6 +179,7 @@ export const POLICY_DEFAULTS = {
     backoffFactor: 2,
     backoffWindowSecs: 60,
     ignoreRobotsCrawlDelay: false,
+    rampup: true,
 } as const;
 
 /** Normalises a jitter setting into a [low, high] multiplier range, or undefined for none. */

@@ -1,6 +1,6 @@
 import type { DomainStateData } from './domain-state-types';
 import { CLOCK_FIELDS, NUMERIC_FIELDS } from './domain-state-types';
-import type { RampupState } from './rampup';
+import type { RatePacer } from './rate-pacer';
 
 /**
  * The persisted fields of a domain's pacing state, all plain numbers in epoch milliseconds (so the
@@ -26,7 +26,7 @@ export class DomainStateRecord implements DomainStateData {
     quotaWindowStart = 0;
     quotaSpent = 0;
     /** The rampup search; created on first use by a ramping scope. */
-    rampupState?: RampupState;
+    rampupState?: RatePacer;
     dispatched = 0;
     refusals = 0;
     handled = 0;

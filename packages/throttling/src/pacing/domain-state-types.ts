@@ -1,5 +1,5 @@
 import type { ResolvedPolicy } from '../options/policy';
-import type { RampupData } from './rampup';
+import type { RatePacerData } from './rate-pacer';
 
 /** The serialisable part of a domain's state (what is persisted and restored). */
 export interface DomainStateData {
@@ -36,7 +36,7 @@ export interface DomainStateData {
     quotaWindowStart: number;
     quotaSpent: number;
     /** The rampup search, when the scope ramps up. */
-    rampup?: RampupData;
+    rampup?: RatePacerData;
     /** Counters for users and reports. */
     dispatched: number;
     refusals: number;

@@ -26,7 +26,9 @@ import { DomainStateRecord } from './domain-state-record';
 import { NUMERIC_FIELDS, UNLIMITED } from './domain-state-types';
 import { SlotPool } from './slot-pool';
 import type { RampupPolicy } from './rampup';
-import { RAMPUP_DEFAULTS as RAMPUP_FALLBACK, RampupState } from './rampup';
+import { RAMPUP_DEFAULTS as RAMPUP_FALLBACK } from './rampup';
+import type { RatePacer } from './rate-pacer';
+import { createPacer, pacerFromJSON } from './rate-pacer';
 
 export type {
     BackoffPolicy,
@@ -133,8 +135,8 @@ export class DomainState extends DomainStateRecord {
     }
 
     /** The rampup search of this scope, created on first use. */
-    ramp(policy: RampupPolicy): RampupState {
-        this.rampupState ??= new RampupState(policy);
+    ramp(policy: RampupPolicy): RatePacer {
+        this.rampupState ??= createPacer(policy);
         return this.rampupState;
     }
 
@@ -241,11 +243,15 @@ export class DomainState extends DomainStateRecord {
      * interval from the response guarantees the server sees the spacing it asked for.
      */
     armAfterResponse(now: number, floorMs: number, policy: PacingPolicy = UNLIMITED): void {
+        // An answer while every slot is busy and the pace would allow another: held by slots.
+        if (this.slots.inUse >= this.concurrencyLimit(policy)) this.noteSlotBound(now, policy);
         if (this.concurrencyLimit(policy) !== 1) return;
-        // A ramping scope searches its own rate from dispatches; only the hard minimums (robots.txt
-        // crawl delay and the floor) are re-armed for it.
+        // A ramping scope searches its own rate from dispatches; only the minimums (robots.txt crawl
+        // delay, the floor and a configured delay) are re-armed for it.
         const crawlDelay = this.crawlDelayFor(policy);
-        const interval = policy.rampup ? Math.max(crawlDelay, floorMs) : this.interval(now, floorMs, policy).ms;
+        const interval = policy.rampup
+            ? Math.max(crawlDelay, floorMs, policy.delayMs)
+            : this.interval(now, floorMs, policy).ms;
         this.nextDispatchAt = Math.max(this.nextDispatchAt, now + interval);
     }
 
@@ -261,15 +267,26 @@ export class DomainState extends DomainStateRecord {
     /**
      * Applies limits a server announced in a response: with quota left, spread it over the time to
      * the reset; with none left, hold the domain until the reset (not a refusal: no escalation).
+     * Adaptive pacing does not spread: a reset rounded up to whole seconds and a bucket that refills
+     * before it would pace far below what the site grants; it learns the pace, and still holds at zero.
      */
-    announce(now: number, remaining: number | undefined, resetMs: number | undefined, maxDelayMs: number): void {
+    announce(
+        now: number,
+        remaining: number | undefined,
+        resetMs: number | undefined,
+        maxDelayMs: number,
+        rampup?: RampupPolicy,
+    ): void {
+        const adaptive = rampup?.algorithm === 'adaptive';
         if (resetMs === undefined || !(resetMs > 0)) return;
         const capped = Math.min(resetMs, maxDelayMs);
         if (remaining === 0) {
+            // Nothing left: as telling as a refusal (the bucket is empty now), without one being spent.
+            if (adaptive && now >= this.backoffUntil) this.ramp(rampup).onExhausted(now, rampup, capped);
             this.backoffUntil = Math.max(this.backoffUntil, now + capped);
             return;
         }
-        if (remaining !== undefined && remaining > 0) {
+        if (!adaptive && remaining !== undefined && remaining > 0) {
             this.announcedIntervalMs = Math.min(resetMs / remaining, maxDelayMs);
             this.announcedUntil = now + capped;
         }
@@ -318,7 +335,7 @@ export class DomainState extends DomainStateRecord {
     private escalate(now: number, waitMs: number | undefined, policy: BackoffPolicy): RateLimitOutcome {
         const exponent = Math.min(this.effectiveExponent(now) + 1, MAX_BACKOFF_EXPONENT);
         const factor = policy.backoffFactor ?? 2;
-        const exponentialMs = Math.min(policy.backoffMinDelayMs * factor ** (exponent - 1), Number.MAX_SAFE_INTEGER);
+        const exponentialMs = Math.min(this.firstBackoffMs(policy) * factor ** (exponent - 1), Number.MAX_SAFE_INTEGER);
         const useHeader = waitMs !== undefined && waitMs > 0;
         const requestedMs = useHeader ? waitMs : exponentialMs;
         // Jitter spreads exponential waits so many workers do not wake together; a server-given
@@ -328,8 +345,12 @@ export class DomainState extends DomainStateRecord {
             : applyJitter(requestedMs, policy.jitter, policy.random ?? Math.random);
         const delayMs = Math.min(jittered, policy.backoffMaxDelayMs);
         // The rampup search paces from here: back to the last safe rate, not raised pacing.
-        if (policy.rampup) this.ramp(policy.rampup).onTrigger(now, policy.rampup);
-        else this.raisePenalty(now, useHeader ? requestedMs : undefined, policy);
+        if (policy.rampup) {
+            const pacer = this.ramp(policy.rampup);
+            pacer.onTrigger(now, policy.rampup, delayMs, useHeader);
+            // The clock was armed at the pace just refused: the next request waits one new interval.
+            this.nextDispatchAt = Math.max(this.nextDispatchAt, now + pacer.delayMs());
+        } else this.raisePenalty(now, useHeader ? requestedMs : undefined, policy);
         this.lastTriggerAt = now;
         this.backoffExponent = exponent;
         this.lastBackoffMs = delayMs;
@@ -342,6 +363,17 @@ export class DomainState extends DomainStateRecord {
             outcome.cappedFrom = { source: useHeader ? 'retry-after' : 'exponential', requestedMs };
         }
         return outcome;
+    }
+
+    /**
+     * The first step of exponential backoff. Adaptive pacing reads a bare refusal as "a little too
+     * fast", as a `Retry-After: 1` would say: it waits a second (or two intervals of a slow site), not
+     * `backoffMinDelaySecs`; a run of refusals without an answer still doubles from there.
+     */
+    private firstBackoffMs(policy: BackoffPolicy): number {
+        if (policy.rampup?.algorithm !== 'adaptive') return policy.backoffMinDelayMs;
+        const rate = this.rampupState?.safeRate ?? 0;
+        return Math.min(policy.backoffMinDelayMs, Math.max(1000, rate > 0 ? 2000 / rate : 0));
     }
 
     /**
@@ -375,8 +407,16 @@ export class DomainState extends DomainStateRecord {
         this.lastImposedMs = Math.max(0, this.backoffUntil - now);
     }
 
-    /** The domain answered a request without a refusal: the run of refusals is broken. */
-    recordAnswered(): void {
+    /**
+     * The domain answered a request without a refusal: the run of refusals is broken. Under rampup the
+     * answer is counted, and the next refusal starts its backoff from the first step again: it marks a
+     * pace a little too fast, not a site refusing everything.
+     */
+    recordAnswered(policy?: PacingPolicy): void {
+        if (policy?.rampup && this.rampupState) {
+            this.rampupState.onAnswer();
+            this.backoffExponent = 0;
+        }
         this.refusingSince = 0;
         this.stallMs = 0;
         this.lastImposedMs = 0;
@@ -431,7 +471,7 @@ export class DomainState extends DomainStateRecord {
         }
         state.backoffExponent = Math.min(state.backoffExponent, MAX_BACKOFF_EXPONENT);
         if (record.rampup !== undefined) {
-            const ramp = RampupState.fromJSON(record.rampup, RAMPUP_FALLBACK);
+            const ramp = pacerFromJSON(record.rampup, RAMPUP_FALLBACK);
             if (!ramp) return undefined;
             state.rampupState = ramp;
         }

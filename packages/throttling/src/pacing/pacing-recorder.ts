@@ -108,8 +108,9 @@ export class PacingRecorder {
             const refusingForMs = state.stalledForMs(now);
             this.host.events.emit('recovered', { domain: key, refusingForMs, refusals: state.refusals });
         }
+        // The answer itself teaches a ramping scope (once: not again when the request is handled).
         if (success) state.recordSuccess();
-        else state.recordAnswered();
+        else state.recordAnswered(this.router.policyOf(key));
     }
 
     /** Skips the key of `url` for a crawl delay above the maximum (undefined: stops skipping it). */

@@ -14,6 +14,11 @@
 
 /** Settings of the rampup search, resolved. */
 export interface RampupPolicy {
+    /**
+     * `adaptive`: learn the rate from accepted answers (adaptive-pacer.ts); `search`: the bracketed
+     * rate search of this file (the algorithm of earlier releases).
+     */
+    algorithm: 'adaptive' | 'search';
     /** Triggers per window to aim below: `[low, high]`; inside the range the rate holds. */
     backoffTarget: readonly [number, number];
     /** Least length of a window, ms. */
@@ -39,6 +44,7 @@ export interface RampupPolicy {
 }
 
 export const RAMPUP_DEFAULTS: RampupPolicy = {
+    algorithm: 'search',
     backoffTarget: [1, 1],
     windowMs: 1_500,
     minWindowDispatches: 2,
@@ -109,7 +115,7 @@ export class RampupState implements RampupData {
      * A backoff trigger at `now`: above the target the rate drops back to the last safe one (or
      * halves when none is known yet), and the window restarts.
      */
-    onTrigger(now: number, policy: RampupPolicy): void {
+    onTrigger(now: number, policy: RampupPolicy, _waitMs?: number, _serverGiven?: boolean): void {
         if (!Number.isFinite(this.rate)) {
             // Unpaced until now: start slowly from what got through before the first refusal.
             const seconds = Math.max(1, (now - this.firstStretchStart) / 1000);
@@ -128,6 +134,12 @@ export class RampupState implements RampupData {
         this.quietAtConverged = 0;
         this.startWindow(now);
     }
+
+    /** The search counts refusals only; answers teach it nothing. */
+    onAnswer(): void {}
+
+    /** Nor does an announced empty quota (the backoff clock holds the scope). */
+    onExhausted(_now: number, _policy: RampupPolicy, _waitMs: number): void {}
 
     private maybeCloseWindow(now: number, policy: RampupPolicy): void {
         if (now - this.windowStart < policy.windowMs || this.windowDispatches < policy.minWindowDispatches) return;

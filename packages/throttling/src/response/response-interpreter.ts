@@ -67,8 +67,10 @@ export class ResponseInterpreter {
         const limits = parseRateLimitHeaders(info.headers, now);
         if (!triggers) {
             if (key !== undefined && limits && this.deps.paces(key)) {
-                const maxDelayMs = router.policyOf(key).backoffMaxDelayMs;
-                this.deps.states.update(key, (s) => s.announce(now, limits.remaining, limits.resetMs, maxDelayMs));
+                const { backoffMaxDelayMs, rampup } = router.policyOf(key);
+                this.deps.states.update(key, (s) =>
+                    s.announce(now, limits.remaining, limits.resetMs, backoffMaxDelayMs, rampup),
+                );
             }
             return;
         }

@@ -1,0 +1,339 @@
+/**
+ * Adaptive pacing: learns the rate a site accepts from what it answers, whatever way it refuses.
+ *
+ * A site that refuses is out of tokens at that moment. So between two refusals (or from a refusal
+ * to now) it cannot have accepted more than its rate times the time in between, plus one: the count
+ * of accepted answers since an earlier refusal, over the time since, is a sample of the site's rate
+ * that a burst allowance cannot inflate (the delivery rate of TCP BBR, measured from a point where the
+ * bucket was known empty). The sample is exact while the crawler keeps asking faster than the site
+ * refills, and too low when the site sat full and idle (a long `Retry-After`) — so it is combined with
+ * the highest pace that lived through a whole window without a refusal.
+ *
+ * Phases, per scope:
+ * - Start: unpaced until the first refusal. A site that never refuses gets more slots while its slots,
+ *   not its pace, hold it back (doubling per quiet window, up to `maxConcurrency`).
+ * - First refusal: the pace becomes what got through, counted over the time including the wait the
+ *   refusal imposed (a burst of a slow site then reads as the slow rate it is).
+ * - Afterwards: a refusal sets the pace just under the best estimate (the delivery sample or the last
+ *   quiet pace, whichever is higher but below the refused pace). Quiet windows double the pace while
+ *   no refused pace is near (above `convergedRatio` of it), then move half-way to it; near it, the
+ *   pace holds and probes upwards only after `probeAfterWindows` quiet windows.
+ *
+ * Rates are requests per second; all times epoch ms. Decisions take `now` and read no clock.
+ */
+import type { RampupPolicy } from './rampup';
+
+/** The serialisable state of one scope's adaptive pacing. */
+export interface AdaptiveData {
+    kind: 'adaptive';
+    rate: number;
+    safeRate: number;
+    unsafeRate: number;
+    extraConcurrency: number;
+    safeExtraConcurrency: number;
+}
+
+/** Refusal references older than this give no delivery sample (the site may have changed). */
+const SAMPLE_HORIZON_MS = 60_000;
+/** A delivery sample over less time than this is noise. */
+const MIN_SAMPLE_SPAN_MS = 1_000;
+/** The pace after a refusal, as a share of the estimate: just under it, so jitter is not refused. */
+const CRUISE_GAIN = 0.95;
+/** An empty quota while the site delivered less than this share of the pace means the pace is too fast. */
+const EXHAUSTED_SHARE = 0.85;
+/** What a refusal without a server-given wait is read as, at the start. */
+const BARE_REFUSAL_MS = 1_000;
+/** A refused pace more than this far above the safe one is far: halve the gap geometrically, quickly. */
+const FAR_RATIO = 2;
+/** Stop probing when the refused pace is within this ratio of the safe one. */
+const CONVERGED_RATIO = 1.1;
+/** Converged, probe again only after this many requests (and `reprobeWindows` quiet windows): 1 % refused at most. */
+const PROBE_AFTER_REQUESTS = 200;
+/** Windows between bounds last this many windows. */
+const BRACKET_WINDOWS = 2.5;
+/** The pace held once converged, as a share of the proven one. */
+const CONVERGED_GAIN = 0.98;
+/** How far from the safe towards the refused pace a probe steps. */
+const PROBE_STEP = 0.25;
+/** Least dispatches in a window before it says anything about the pace. */
+const MIN_WINDOW_DISPATCHES = 3;
+/** A window counts for the pace only when this share of the dispatches the pace allowed went out. */
+const PACE_BOUND_SHARE = 0.6;
+
+interface RefusalReference {
+    at: number;
+    /** Accepted answers counted before this refusal. */
+    answered: number;
+    /** The wait it imposed, ms. */
+    waitMs: number;
+    /** The slowest pace asked for since (Infinity: unpaced throughout). */
+    minPace: number;
+}
+
+export class AdaptivePacer implements AdaptiveData {
+    readonly kind = 'adaptive';
+    /** Current pace, requests per second (Infinity: unpaced, before the first refusal). */
+    rate = Number.POSITIVE_INFINITY;
+    /** Best estimate of what the site accepts: the pace cruised at; 0 while unknown. */
+    safeRate = 0;
+    /** The lowest pace refused since the last probe; Infinity when none. */
+    unsafeRate = Number.POSITIVE_INFINITY;
+    /** The highest pace that lived through a whole window without a refusal; 0 when none. */
+    quietRate = 0;
+    extraConcurrency = 0;
+    safeExtraConcurrency = 0;
+    slotBoundInWindow = false;
+    private windowStart = -1;
+    private windowDispatches = 0;
+    private quietWindows = 0;
+    // Dispatches since the last refusal (or probe), so probes stay rare in requests as well as time.
+    private sinceTrigger = 0;
+    private firstDispatchAt = -1;
+    private answered = 0;
+    private readonly references: RefusalReference[] = [];
+    // The last paces that lived through a quiet window, so a refused one falls back to the one before.
+    private quietPaces: number[] = [];
+
+    /** `initialRate`: a pace to start from instead of unpaced (Infinity). */
+    constructor(initialRate = Number.POSITIVE_INFINITY) {
+        this.rate = initialRate;
+    }
+
+    /** The delay between dispatches asked for, ms (0 while unpaced). */
+    delayMs(): number {
+        return Number.isFinite(this.rate) ? 1000 / this.rate : 0;
+    }
+
+    onDispatch(now: number, policy: RampupPolicy): void {
+        this.sinceTrigger += 1;
+        if (this.firstDispatchAt < 0) this.firstDispatchAt = now;
+        if (this.windowStart < 0) this.windowStart = now;
+        this.windowDispatches += 1;
+        this.maybeCloseWindow(now, policy);
+    }
+
+    /** An answer that was not a refusal. */
+    onAnswer(): void {
+        this.answered += 1;
+    }
+
+    /**
+     * A refusal that started a backoff at `now`; `waitMs` is the wait it imposed, `serverGiven` whether
+     * the site named it. Refusals of requests already in flight during that wait are not reported (one
+     * burst, one lesson).
+     */
+    onTrigger(now: number, policy: RampupPolicy, waitMs = 0, serverGiven = true): void {
+        const sample = this.deliverySample(now);
+        const last = this.references[this.references.length - 1];
+        if (this.answered === (last?.answered ?? 0)) {
+            // Refused again with no answer in between: no rate to learn, and the backoff (growing with
+            // each such refusal) already holds the scope; a pace cut on top would only hide a stall.
+        } else if (!Number.isFinite(this.rate)) {
+            // Unpaced until now: what got through, over the time including the imposed wait. Our own
+            // exponential wait says nothing of the site: a bare refusal reads as "one second".
+            const teachingMs = serverGiven ? waitMs : BARE_REFUSAL_MS;
+            const seconds = Math.max(0.001, (now - Math.max(0, this.firstDispatchAt) + teachingMs) / 1000);
+            this.safeRate = clamp(Math.max(sample?.rate ?? 0, this.answered / seconds), policy);
+            this.rate = this.safeRate;
+        } else {
+            const refused = this.rate;
+            // A quiet pace at or above the refused one was a burst allowance hiding the excess.
+            const ceiling = Math.min(refused * 0.98, sample?.ceiling ?? Infinity);
+            this.quietPaces = this.quietPaces.filter((pace) => pace < ceiling);
+            this.quietRate = Math.max(0, ...this.quietPaces);
+            const measured = Math.min(sample?.rate ?? 0, refused) * CRUISE_GAIN;
+            const estimate = Math.max(measured, this.quietRate) || refused / 2;
+            // The sample bounds the rate from above too, unless the site idled full through long waits.
+            this.unsafeRate = Math.max(estimate, Math.min(refused, sample?.ceiling ?? refused));
+            this.safeRate = clamp(estimate, policy);
+            this.rate = this.safeRate;
+        }
+        // Every slot in flight at a refusal is refused too: back to one, regrown only if slots bind.
+        this.extraConcurrency = 0;
+        this.safeExtraConcurrency = 0;
+        this.quietWindows = 0;
+        this.sinceTrigger = 0;
+        this.notePace();
+        this.addReference(now, waitMs);
+        this.startWindow(now);
+    }
+
+    /**
+     * The site announced an empty quota (RateLimit headers): its bucket is empty now, as at a refusal,
+     * but no pace was refused — a one-token bucket says so after every answer. Unpaced, it starts the
+     * pace as a refusal would; paced, it only marks a point to measure from (and a sample may raise
+     * the estimate, never lower it).
+     */
+    onExhausted(now: number, policy: RampupPolicy, waitMs: number): void {
+        const sample = this.deliverySample(now);
+        // Unpaced, or asking clearly faster than the site delivered: as telling as a refusal.
+        if (!Number.isFinite(this.rate) || (sample && sample.rate < this.rate * EXHAUSTED_SHARE)) {
+            this.onTrigger(now, policy, waitMs);
+            return;
+        }
+        if (sample && sample.rate > this.safeRate) {
+            this.safeRate = clamp(sample.rate, policy);
+            this.rate = Math.max(this.rate, clamp(sample.rate * CRUISE_GAIN, policy));
+        }
+        this.notePace();
+        this.addReference(now, waitMs);
+    }
+
+    private addReference(now: number, waitMs: number): void {
+        this.references.push({ at: now, answered: this.answered, waitMs, minPace: this.rate });
+        while (this.references.length > 8 || now - this.references[0].at > SAMPLE_HORIZON_MS) this.references.shift();
+    }
+
+    /**
+     * Accepted answers since a recent refusal, per second (the longest span wins): the site's rate while
+     * the crawler kept asking faster than it refills; lower when it idled. `ceiling` is the most the rate
+     * can be given that sample: one token more over the span, or — if the waits imposed in between
+     * were long enough for the bucket to fill — what the time outside those waits allows.
+     */
+    deliverySample(now: number): { rate: number; ceiling: number } | undefined {
+        let best: { rate: number; ceiling: number } | undefined;
+        for (let i = 0; i < this.references.length; i++) {
+            const ref = this.references[i];
+            const span = now - ref.at;
+            if (span < MIN_SAMPLE_SPAN_MS) break;
+            const answered = this.answered - ref.answered;
+            const rate = (answered * 1000) / span;
+            const ceiling = this.ceilingSince(i, span, answered);
+            best = { rate: Math.max(best?.rate ?? 0, rate), ceiling: Math.min(best?.ceiling ?? Infinity, ceiling) };
+        }
+        return best;
+    }
+
+    /**
+     * The most the rate can be, given `answered` answers in `span` ms since reference `i`: one token
+     * more than was taken, unless the bucket could sit full through the waits in between (then the
+     * time outside them). Only a crawl that asked faster than that all along bounds anything.
+     */
+    private ceilingSince(i: number, span: number, answered: number): number {
+        const noIdle = ((answered + 1) * 1000) / span;
+        const waits = this.references.slice(i);
+        const longestWait = Math.max(...waits.map((r) => r.waitMs));
+        const busy = span - waits.reduce((sum, r) => sum + r.waitMs, 0);
+        // Each wait may have let a full bucket waste all but one token it refilled.
+        const outside = answered + 1 - waits.length;
+        // A bucket refilling less than one token per wait cannot have sat full: nothing was lost.
+        const ceiling =
+            noIdle * longestWait <= 1000
+                ? noIdle
+                : busy > 0 && outside > 0
+                  ? Math.max(noIdle, (outside * 1000) / busy)
+                  : Number.POSITIVE_INFINITY;
+        return this.references[i].minPace >= ceiling ? ceiling : Number.POSITIVE_INFINITY;
+    }
+
+    private maybeCloseWindow(now: number, policy: RampupPolicy): void {
+        const paced = Number.isFinite(this.rate);
+        // While no pace has been refused yet the search is still far from the rate: shorter windows.
+        // Far below any refused pace (or none yet) the search is still far from the rate: quick windows.
+        const ratio = this.unsafeRate / Math.max(this.safeRate, 1e-9);
+        const growing = ratio > FAR_RATIO;
+        const least = growing ? MIN_WINDOW_DISPATCHES - 1 : MIN_WINDOW_DISPATCHES;
+        // Between bounds the steps are small, and a small excess drains a burst allowance slowly:
+        // such a window must be longer to prove anything.
+        const bracketed = !growing && ratio > CONVERGED_RATIO;
+        const span = bracketed ? policy.windowMs * BRACKET_WINDOWS : policy.windowMs;
+        const windowMs = paced ? Math.max(span, (least * 1000) / this.rate) : policy.windowMs;
+        if (now - this.windowStart < windowMs || this.windowDispatches < least) return;
+        const allowed = paced ? ((now - this.windowStart) * this.rate) / 1000 : 0;
+        const paceBound = paced && this.windowDispatches >= allowed * PACE_BOUND_SHARE;
+        if (this.slotBoundInWindow && this.extraConcurrency + 1 < policy.maxConcurrency) {
+            // Held by slots (slow answers) and nothing refused: double the slots, as slow start does.
+            this.safeExtraConcurrency = this.extraConcurrency;
+            this.extraConcurrency = Math.min(policy.maxConcurrency - 1, 2 * this.extraConcurrency + 1);
+        } else if (paceBound) {
+            this.safeExtraConcurrency = this.extraConcurrency;
+            this.onQuietWindow(policy);
+            this.notePace();
+        }
+        this.startWindow(now);
+    }
+
+    /** A whole window at the pace without a refusal: the pace is safe; grow or probe. */
+    private onQuietWindow(policy: RampupPolicy): void {
+        this.quietRate = Math.max(this.quietRate, this.rate);
+        this.quietPaces = [...this.quietPaces.slice(-7), this.rate];
+        this.safeRate = Math.max(this.safeRate, this.rate);
+        this.quietWindows += 1;
+        if (!Number.isFinite(this.unsafeRate)) {
+            this.rate = clamp(this.rate * 2, policy);
+        } else if (this.unsafeRate / this.safeRate > FAR_RATIO) {
+            this.rate = clamp(Math.sqrt(this.safeRate * this.unsafeRate), policy);
+        } else if (this.unsafeRate / this.safeRate > CONVERGED_RATIO) {
+            // A small step: a pace a little too fast drains a burst allowance slowly, so it is
+            // refused late, or never in a short crawl.
+            this.rate = clamp(this.safeRate + (this.unsafeRate - this.safeRate) * PROBE_STEP, policy);
+        } else if (this.quietWindows >= policy.reprobeWindows && this.sinceTrigger >= PROBE_AFTER_REQUESTS) {
+            // Rarely and briefly: the refused pace may have been a moment's bad luck or the site grew.
+            this.unsafeRate = this.unsafeRate * 1.25;
+            this.quietWindows = 0;
+            this.sinceTrigger = 0;
+            this.rate = clamp(this.safeRate + (this.unsafeRate - this.safeRate) * PROBE_STEP, policy);
+        } else {
+            // Converged: just under the pace proven quiet, since one exactly at the rate is refused by jitter.
+            this.rate = clamp(this.safeRate * CONVERGED_GAIN, policy);
+        }
+    }
+
+    /** Notes the pace now asked for in every reference, for their ceilings. */
+    private notePace(): void {
+        for (const ref of this.references) ref.minPace = Math.min(ref.minPace, this.rate);
+    }
+
+    private startWindow(now: number): void {
+        this.slotBoundInWindow = false;
+        this.windowStart = now;
+        this.windowDispatches = 0;
+    }
+
+    toJSON(): AdaptiveData {
+        const finite = (n: number) => (Number.isFinite(n) ? n : -1);
+        return {
+            kind: 'adaptive',
+            rate: finite(this.rate),
+            safeRate: this.safeRate,
+            unsafeRate: finite(this.unsafeRate),
+            extraConcurrency: this.extraConcurrency,
+            safeExtraConcurrency: this.safeExtraConcurrency,
+        };
+    }
+
+    /** Rebuilds from persisted data (known fields only, each checked), or undefined when malformed. */
+    static fromJSON(data: unknown): AdaptivePacer | undefined {
+        if (typeof data !== 'object' || data === null || Array.isArray(data)) return undefined;
+        const d = data as Record<string, unknown>;
+        if (d.kind !== 'adaptive') return undefined;
+        const rate = storedRate(d.rate);
+        const unsafeRate = storedRate(d.unsafeRate);
+        const { safeRate, extraConcurrency, safeExtraConcurrency } = d;
+        if (rate === undefined || unsafeRate === undefined) return undefined;
+        if (typeof safeRate !== 'number' || !Number.isFinite(safeRate) || safeRate < 0) return undefined;
+        if (![extraConcurrency, safeExtraConcurrency].every(isCount)) return undefined;
+        const pacer = new AdaptivePacer();
+        pacer.rate = rate;
+        pacer.unsafeRate = unsafeRate;
+        pacer.safeRate = safeRate;
+        pacer.extraConcurrency = extraConcurrency as number;
+        pacer.safeExtraConcurrency = safeExtraConcurrency as number;
+        return pacer;
+    }
+}
+
+function storedRate(value: unknown): number | undefined {
+    if (value === -1) return Number.POSITIVE_INFINITY;
+    return typeof value === 'number' && value > 0 && Number.isFinite(value) && Number.isFinite(1000 / value)
+        ? value
+        : undefined;
+}
+
+function isCount(value: unknown): value is number {
+    return Number.isSafeInteger(value) && (value as number) >= 0;
+}
+
+function clamp(rate: number, policy: RampupPolicy): number {
+    return Math.min(policy.maxRate, Math.max(policy.minRate, rate));
+}

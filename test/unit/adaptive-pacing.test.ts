@@ -1,0 +1,210 @@
+import type { RefusalOptions, SiteOptions } from '../../packages/polite-web/src';
+import { ThrottlingRequestManager } from '../../packages/throttling/src';
+import type { ThrottlingRequestManagerOptions } from '../../packages/throttling/src';
+import { AdaptivePacer } from '../../packages/throttling/src/pacing/adaptive-pacer';
+import { DomainState } from '../../packages/throttling/src/pacing/domain-state';
+import { UNLIMITED } from '../../packages/throttling/src/pacing/domain-state-types';
+import { RAMPUP_DEFAULTS, RampupState } from '../../packages/throttling/src/pacing/rampup';
+import { resolveRampup } from '../../packages/throttling/src/options/policy';
+import { simulateCrawl } from '../helpers/rate-limited-sim';
+import { memoryConfig } from '../helpers/storage';
+
+const ADAPTIVE = resolveRampup(true)!;
+const RAMPUP: Partial<ThrottlingRequestManagerOptions> = { rampup: true };
+
+/** Arrivals of one site in the last part of a crawl: what it accepted per second, and the refused share. */
+function tail(arrivals: { at: number; refused: boolean }[], fromShare: number) {
+    const start = arrivals[Math.floor(arrivals.length * fromShare)].at;
+    const part = arrivals.filter((a) => a.at >= start);
+    const seconds = (part[part.length - 1].at - start) / 1000;
+    const accepted = part.filter((a) => !a.refused).length;
+    return { acceptedPerSecond: (accepted - 1) / seconds, refusedShare: (part.length - accepted) / part.length };
+}
+
+const site = (refusal: RefusalOptions, extra: Partial<SiteOptions> = {}): SiteOptions => ({
+    host: 'site.example',
+    rate: 4,
+    burst: 3,
+    latencyMs: 50,
+    refusal,
+    ...extra,
+});
+
+describe('adaptive pacing: a simulated token bucket (4 req/s, burst 3, 50 ms), each way of refusing', () => {
+    const styles: [string, RefusalOptions][] = [
+        ['429 + Retry-After seconds', { status: 429, retryAfter: 'seconds' }],
+        ['429 + Retry-After HTTP-date', { status: 429, retryAfter: 'http-date' }],
+        ['bare 429', { status: 429, retryAfter: 'none' }],
+        ['503 + Retry-After seconds', { status: 503, retryAfter: 'seconds' }],
+        ['bare 503', { status: 503, retryAfter: 'none' }],
+        ['429 + IETF RateLimit headers', { status: 429, retryAfter: 'none', rateLimitHeaders: 'ietf' }],
+        ['429 + legacy RateLimit-* headers', { status: 429, retryAfter: 'none', rateLimitHeaders: 'legacy' }],
+        ['503 + X-RateLimit-* headers', { status: 503, retryAfter: 'seconds', rateLimitHeaders: 'x-ratelimit' }],
+    ];
+
+    test.each(styles)('%s: every page, at most 5 %% refused, within 1.3x ideal', async (_name, refusal) => {
+        const result = await simulateCrawl([site(refusal)], 120, RAMPUP);
+        expect(result.done).toBe(120);
+        expect(result.refusedShare).toBeLessThanOrEqual(0.05);
+        expect(result.ratio).toBeLessThanOrEqual(1.3);
+    });
+
+    test('the same bare-429 site without rampup is far slower (the pacer is what gets the speed)', async () => {
+        const result = await simulateCrawl([site({ status: 429, retryAfter: 'none' })], 120, { rampup: false });
+        expect(result.done).toBe(120);
+        expect(result.ratio).toBeGreaterThan(1.5);
+    });
+});
+
+describe('adaptive pacing: long crawls converge', () => {
+    test.each([
+        ['bare 429, 10 req/s, burst 2', { status: 429, retryAfter: 'none' }, 10, 2],
+        ['429 + Retry-After, 2 req/s, burst 5', { status: 429, retryAfter: 'seconds' }, 2, 5],
+    ] as [string, RefusalOptions, number, number][])(
+        '%s: after convergence at least 90 %% of the true rate, at most 1 %% refused',
+        async (_name, refusal, rate, burst) => {
+            const pages = rate * 120;
+            const result = await simulateCrawl([site(refusal, { rate, burst, latencyMs: 20 })], pages, RAMPUP);
+            expect(result.done).toBe(pages);
+            const steady = tail(result.arrivals.get('site.example')!, 0.5);
+            expect(steady.acceptedPerSecond).toBeGreaterThanOrEqual(0.9 * rate);
+            expect(steady.refusedShare).toBeLessThanOrEqual(0.01);
+        },
+    );
+});
+
+describe('adaptive pacing: concurrency', () => {
+    test('where latency x rate > 1, slots grow until the rate is reached (10 req/s at 300 ms)', async () => {
+        const result = await simulateCrawl(
+            [site({ status: 429, retryAfter: 'seconds' }, { rate: 10, latencyMs: 300 })],
+            300,
+            RAMPUP,
+        );
+        expect(result.done).toBe(300);
+        expect(result.ratio).toBeLessThanOrEqual(1.3);
+        expect(result.maxInFlight).toBeGreaterThanOrEqual(3);
+        expect(result.maxInFlight).toBeLessThanOrEqual(ADAPTIVE.maxConcurrency);
+    });
+
+    test('a site that never refuses gets slots doubled up to the cap, never beyond', async () => {
+        const unlimited: SiteOptions = { host: 'site.example', latencyMs: 100 };
+        const result = await simulateCrawl([unlimited], 400, RAMPUP);
+        expect(result.done).toBe(400);
+        expect(result.maxInFlight).toBe(ADAPTIVE.maxConcurrency);
+        // One slot would take 40 s; eight take a little over 5 s once grown.
+        expect(result.makespanMs).toBeLessThan(10_000);
+    });
+});
+
+describe('adaptive pacing: backoff still guards a site refusing everything', () => {
+    test('with no answer in between, the waits between refusals keep growing', async () => {
+        // One token, then one every 1000 s: after the first page the site refuses everything.
+        const refusing = site({ status: 429, retryAfter: 'none' }, { rate: 0.001, burst: 1 });
+        const result = await simulateCrawl([refusing], 5, { ...RAMPUP, maxDelaySecs: 600 }, 40, 300_000);
+        const refusals = result.arrivals.get('site.example')!.filter((a) => a.refused);
+        const gaps = refusals.slice(1).map((a, i) => a.at - refusals[i].at);
+        expect(gaps.length).toBeGreaterThanOrEqual(4);
+        for (let i = 1; i < gaps.length; i++) expect(gaps[i]).toBeGreaterThan(gaps[i - 1] * 1.5);
+    });
+});
+
+describe('AdaptivePacer, step by step', () => {
+    test('unpaced until the first refusal; then what got through, over the time including the wait', () => {
+        const p = new AdaptivePacer();
+        expect(p.delayMs()).toBe(0);
+        for (let i = 0; i < 4; i++) {
+            p.onDispatch(i * 10, ADAPTIVE);
+            p.onAnswer();
+        }
+        p.onDispatch(40, ADAPTIVE);
+        p.onTrigger(40, ADAPTIVE, 1960);
+        expect(p.rate).toBeCloseTo(2, 5); // 4 answers over 40 ms + 1960 ms
+    });
+
+    test('a delivery sample counts answers since a refusal, when the bucket was known empty', () => {
+        const p = new AdaptivePacer();
+        p.onDispatch(0, ADAPTIVE);
+        p.onTrigger(0, ADAPTIVE, 100);
+        for (let i = 0; i < 10; i++) p.onAnswer();
+        const sample = p.deliverySample(4_000)!;
+        expect(sample.rate).toBeCloseTo(2.5, 5);
+        expect(p.deliverySample(500)).toBeUndefined(); // under a second: noise
+    });
+
+    test('a refused pace falls back to the estimate, not to the burst-hidden quiet pace above it', () => {
+        const p = new AdaptivePacer();
+        Object.assign(p, { rate: 8, safeRate: 8, quietRate: 8 });
+        p.onAnswer();
+        p.onTrigger(10_000, ADAPTIVE, 1000);
+        expect(p.unsafeRate).toBe(8);
+        expect(p.rate).toBe(4); // nothing quiet below 8 and no sample: half
+    });
+
+    test('an empty quota at a pace the site keeps up with marks a reference but does not slow down', () => {
+        const p = new AdaptivePacer();
+        Object.assign(p, { rate: 3, safeRate: 3 });
+        p.onExhausted(0, ADAPTIVE, 300);
+        for (let i = 0; i < 6; i++) p.onAnswer();
+        p.onExhausted(2_000, ADAPTIVE, 300); // 3 per second delivered at a pace of 3: a one-token bucket
+        expect(p.rate).toBe(3);
+        for (let i = 0; i < 3; i++) p.onAnswer();
+        p.onExhausted(4_000, ADAPTIVE, 300); // 2.25 per second since 0: the pace outruns the site
+        expect(p.unsafeRate).toBeLessThanOrEqual(3);
+        expect(p.rate).toBeLessThan(2.5);
+    });
+
+    test('refused with no answer since the last refusal, the pace is left to the growing backoff', () => {
+        const p = new AdaptivePacer();
+        p.onDispatch(0, ADAPTIVE);
+        p.onTrigger(0, ADAPTIVE, 1000); // nothing answered at all: no rate to learn
+        expect(p.rate).toBe(Number.POSITIVE_INFINITY);
+        Object.assign(p, { rate: 2, safeRate: 2 });
+        p.onAnswer();
+        p.onTrigger(5_000, ADAPTIVE, 1000);
+        const paced = p.rate;
+        p.onTrigger(7_000, ADAPTIVE, 2000);
+        p.onTrigger(11_000, ADAPTIVE, 4000);
+        expect(p.rate).toBe(paced);
+    });
+
+    test('persists and restores its bounds; rejects malformed data', () => {
+        const p = new AdaptivePacer();
+        Object.assign(p, { rate: 3, safeRate: 3.2, unsafeRate: 4, extraConcurrency: 2, safeExtraConcurrency: 1 });
+        const restored = AdaptivePacer.fromJSON(JSON.parse(JSON.stringify(p.toJSON())))!;
+        expect(restored).toMatchObject({ rate: 3, safeRate: 3.2, unsafeRate: 4, extraConcurrency: 2 });
+        expect(AdaptivePacer.fromJSON({ ...p.toJSON(), rate: 'fast' })).toBeUndefined();
+        expect(AdaptivePacer.fromJSON({ ...p.toJSON(), kind: 'search' })).toBeUndefined();
+    });
+});
+
+describe('rampup option: algorithm', () => {
+    test("rampup: true is adaptive; { algorithm: 'search' } keeps the bracketed search", () => {
+        expect(resolveRampup(true)!.algorithm).toBe('adaptive');
+        expect(resolveRampup({ algorithm: 'search' })).toMatchObject({
+            algorithm: 'search',
+            windowMs: RAMPUP_DEFAULTS.windowMs,
+        });
+    });
+
+    test('the scope state follows the algorithm', () => {
+        const adaptive = new DomainState('a.example');
+        adaptive.dispatch(0, 0, { ...UNLIMITED, rampup: resolveRampup(true) });
+        expect(adaptive.rampupState).toBeInstanceOf(AdaptivePacer);
+        const search = new DomainState('a.example');
+        search.dispatch(0, 0, { ...UNLIMITED, rampup: resolveRampup({ algorithm: 'search' }) });
+        expect(search.rampupState).toBeInstanceOf(RampupState);
+        // Each is saved with what tells them apart.
+        expect(DomainState.fromJSON(JSON.parse(JSON.stringify(adaptive)))!.rampupState).toBeInstanceOf(AdaptivePacer);
+        expect(DomainState.fromJSON(JSON.parse(JSON.stringify(search)))!.rampupState).toBeInstanceOf(RampupState);
+    });
+
+    test('an unknown algorithm is refused with a message naming the option', () => {
+        expect(
+            () =>
+                new ThrottlingRequestManager(
+                    { domains: 'all', rampup: { algorithm: 'bbr' as 'search' } },
+                    memoryConfig(),
+                ),
+        ).toThrow(/rampup\.algorithm must be 'adaptive' or 'search'|rampup must be/);
+    });
+});
