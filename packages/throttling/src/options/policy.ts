@@ -89,9 +89,10 @@ export interface ScopeSettings {
     ignoreRobotsCrawlDelay?: boolean;
     /**
      * Adaptive pacing (see docs/rampup.md): learn the rate the scope accepts from its answers and pace
-     * just under it; `false` turns it off (backoff alone, the default of earlier releases). The
-     * configured `delaySecs` stays a floor under the rate found.
-     * @default true
+     * just under it; `false` is backoff alone. The configured `delaySecs` stays a floor under the rate
+     * found. Not the default yet: with several processes sharing a clock each would learn its own
+     * rate (issue #13 shares the learned rate first), and B5's worst mixes miss the targets.
+     * @default false
      */
     rampup?: boolean | RampupSettings;
     /**
@@ -179,7 +180,7 @@ export const POLICY_DEFAULTS = {
     backoffFactor: 2,
     backoffWindowSecs: 60,
     ignoreRobotsCrawlDelay: false,
-    rampup: true,
+    rampup: false,
 } as const;
 
 /** Normalises a jitter setting into a [low, high] multiplier range, or undefined for none. */
