@@ -1,4 +1,5 @@
 import type { RateLimitHeaderStyle, RetryAfterStyle, SiteOptions } from '@crawlee-throttling/polite-web';
+import { seededRandom } from 'crawlee-throttling';
 
 /**
  * B5's family of site mixes, drawn from a seed: rates 0.5–20 req/s, bursts 1–10, latency 0–300 ms,
@@ -32,18 +33,6 @@ export const MIX_RANGES = {
 const RETRY_AFTER: readonly RetryAfterStyle[] = ['seconds', 'http-date', 'none'];
 const HEADERS: readonly RateLimitHeaderStyle[] = ['none', 'none', 'none', 'ietf', 'legacy', 'x-ratelimit'];
 
-/** A deterministic random source (mulberry32), numbers in [0, 1). */
-export function mulberry32(seed: number): () => number {
-    let a = seed >>> 0;
-    return () => {
-        a = (a + 0x6d2b79f5) >>> 0;
-        let t = a;
-        t = Math.imul(t ^ (t >>> 15), t | 1);
-        t ^= t + Math.imul(t ^ (t >>> 7), t | 61);
-        return ((t ^ (t >>> 14)) >>> 0) / 4294967296;
-    };
-}
-
 /** Overrides for smoke runs: fewer pages, no very slow site. */
 export interface MixOverrides {
     pages?: number;
@@ -52,7 +41,7 @@ export interface MixOverrides {
 
 /** One mix of the family; `longShare` of the seeds draw a long crawl. */
 export function drawMix(seed: number, longShare = 0.25, overrides: MixOverrides = {}): Mix {
-    const random = mulberry32(seed);
+    const random = seededRandom(seed);
     const pick = <T>(list: readonly T[]): T => list[Math.floor(random() * list.length)];
     const logUniform = ([low, high]: readonly [number, number]) => low * (high / low) ** random();
     const kind = random() < longShare ? 'long' : 'short';
