@@ -22,6 +22,7 @@
  * Rates are requests per second; all times epoch ms. Decisions take `now` and read no clock.
  */
 import type { RampupPolicy } from './rampup';
+import { clamp, isCount, storedRate } from './rate-values';
 
 /** The serialisable state of one scope's adaptive pacing. */
 export interface AdaptiveData {
@@ -321,19 +322,4 @@ export class AdaptivePacer implements AdaptiveData {
         pacer.safeExtraConcurrency = safeExtraConcurrency as number;
         return pacer;
     }
-}
-
-function storedRate(value: unknown): number | undefined {
-    if (value === -1) return Number.POSITIVE_INFINITY;
-    return typeof value === 'number' && value > 0 && Number.isFinite(value) && Number.isFinite(1000 / value)
-        ? value
-        : undefined;
-}
-
-function isCount(value: unknown): value is number {
-    return Number.isSafeInteger(value) && (value as number) >= 0;
-}
-
-function clamp(rate: number, policy: RampupPolicy): number {
-    return Math.min(policy.maxRate, Math.max(policy.minRate, rate));
 }

@@ -12,6 +12,8 @@
  * Rates are requests per second; all times epoch ms. Decisions take `now` and read no clock.
  */
 
+import { clamp, isCount, storedRate } from './rate-values';
+
 /** Settings of the rampup search, resolved. */
 export interface RampupPolicy {
     /**
@@ -232,19 +234,3 @@ export class RampupState implements RampupData {
 
 const REQUIRED_COUNTS = ['windowDispatches', 'windowTriggers', 'quietAtConverged'] as const;
 const OPTIONAL_COUNTS = ['extraConcurrency', 'safeExtraConcurrency'] as const;
-
-/** A persisted rate: positive with a finite delay (5e-324 has none), or -1 for "unbounded" (JSON has no Infinity). */
-function storedRate(value: unknown): number | undefined {
-    if (value === -1) return Number.POSITIVE_INFINITY;
-    return typeof value === 'number' && value > 0 && Number.isFinite(value) && Number.isFinite(1000 / value)
-        ? value
-        : undefined;
-}
-
-function isCount(value: unknown): value is number {
-    return Number.isSafeInteger(value) && (value as number) >= 0;
-}
-
-function clamp(rate: number, policy: RampupPolicy): number {
-    return Math.min(policy.maxRate, Math.max(policy.minRate, rate));
-}
