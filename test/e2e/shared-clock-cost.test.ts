@@ -3,7 +3,11 @@ import { tmpdir } from 'node:os';
 import { join } from 'node:path';
 
 import { FileDomainClock, RedisDomainClock } from 'crawlee-throttling';
-import { measureSharedClockCost, sharedClockCostTable } from '../../packages/bench/src/shared-clock-cost';
+import {
+    countRedisCommands,
+    measureSharedClockCost,
+    sharedClockCostTable,
+} from '../../packages/bench/src/shared-clock-cost';
 import { REDIS_URL, deletePrefix, describeRedis, testRedis, uniquePrefix } from '../helpers/redis';
 
 describeRedis('shared clock cost per reserve', () => {
@@ -11,20 +15,13 @@ describeRedis('shared clock cost per reserve', () => {
         const dir = mkdtempSync(join(tmpdir(), 'clock-cost-'));
         const prefix = uniquePrefix('cost');
         const redisClock = new RedisDomainClock({ url: REDIS_URL, keyPrefix: prefix });
-        // Count what the connection writes: every EVALSHA, and an EVAL after a NOSCRIPT.
-        let sent = 0;
-        const client = redisClock.client;
-        const send = client.sendCommand.bind(client) as (...args: unknown[]) => unknown;
-        client.sendCommand = ((...args: unknown[]) => {
-            sent += 1;
-            return send(...args);
-        }) as typeof client.sendCommand;
+        const commandsSent = countRedisCommands(redisClock);
         try {
             const file = await measureSharedClockCost({ store: 'FileDomainClock', clock: new FileDomainClock(dir) });
             const redis = await measureSharedClockCost({
                 store: 'RedisDomainClock (localhost)',
                 clock: redisClock,
-                commandsSent: () => sent,
+                commandsSent,
             });
             console.log(`Shared clock cost, ${new Date().toISOString()}\n${sharedClockCostTable([file, redis])}`);
             expect(redis.roundTripsPerCall).toBe(1);

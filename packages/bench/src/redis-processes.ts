@@ -9,7 +9,7 @@ import { type PoliteWeb, type SiteOptions, startPoliteWeb } from '@crawlee-throt
 import { FileDomainClock, RedisDomainClock } from 'crawlee-throttling';
 
 import { RESULT_PREFIX, WORKER_ENV, type WorkerResult, type WorkerTask } from './redis-crawler-process';
-import { measureSharedClockCost, type SharedClockCost } from './shared-clock-cost';
+import { countRedisCommands, measureSharedClockCost, type SharedClockCost } from './shared-clock-cost';
 
 /** Sizes of B7. */
 export interface RedisProcessesSizes {
@@ -155,21 +155,14 @@ async function measureCost(redisUrl: string, calls: number): Promise<SharedClock
         url: redisUrl,
         keyPrefix: `bench-b7:${randomBytes(4).toString('hex')}:`,
     });
-    // Count what the connection writes: one command per round trip.
-    let sent = 0;
-    const client = redisClock.client;
-    const send = client.sendCommand.bind(client) as (...args: unknown[]) => unknown;
-    client.sendCommand = ((...args: unknown[]) => {
-        sent += 1;
-        return send(...args);
-    }) as typeof client.sendCommand;
+    const commandsSent = countRedisCommands(redisClock);
     try {
         const file = await measureSharedClockCost({ store: 'FileDomainClock', clock: new FileDomainClock(dir), calls });
         const redis = await measureSharedClockCost({
             store: 'RedisDomainClock (localhost)',
             clock: redisClock,
             calls,
-            commandsSent: () => sent,
+            commandsSent,
         });
         return [file, redis];
     } finally {

@@ -1,4 +1,4 @@
-import type { SharedDomainClock } from 'crawlee-throttling';
+import type { RedisDomainClock, SharedDomainClock } from 'crawlee-throttling';
 
 /** The cost of one shared clock's `reserve`, measured in one process, calls one after another. */
 export interface SharedClockCost {
@@ -69,4 +69,19 @@ export function sharedClockCostTable(rows: SharedClockCost[]): string {
             `| ${r.store} | ${r.calls} | ${r.meanUs} | ${r.p50Us} | ${r.p99Us} | ${r.roundTripsPerCall ?? 'n/a'} |`,
         );
     return lines.join('\n');
+}
+
+/**
+ * Counts what a Redis clock's connection writes (every EVALSHA, and an EVAL after a NOSCRIPT): one
+ * command per round trip. Returns the running count.
+ */
+export function countRedisCommands(redisClock: RedisDomainClock): () => number {
+    let sent = 0;
+    const client = redisClock.client;
+    const send = client.sendCommand.bind(client) as (...args: unknown[]) => unknown;
+    client.sendCommand = ((...args: unknown[]) => {
+        sent += 1;
+        return send(...args);
+    }) as typeof client.sendCommand;
+    return () => sent;
 }
