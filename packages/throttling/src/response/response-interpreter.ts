@@ -91,7 +91,9 @@ export class ResponseInterpreter {
     private noteAnswer(scopeKeys: string[], handout: Handout | undefined, refusedBy: string[], now: number): void {
         const { router, states, floor, shared } = this.deps;
         for (const k of scopeKeys) {
-            if (handout?.domain ? !this.deps.states.read(k) && !this.deps.paces(k) : !this.deps.paces(k)) continue;
+            // A scope of a request we handed out keeps its state even past the domain limit.
+            const known = handout?.domain !== undefined && this.deps.states.read(k) !== undefined;
+            if (!known && !this.deps.paces(k)) continue;
             states.update(k, (s) => {
                 s.armAfterResponse(now, floor.ms, router.policyOf(k));
                 s.noteReachable();
