@@ -48,7 +48,7 @@ describe('benchmarks (smoke, quick mode)', () => {
                 'sameDomainDelay',
                 'maxRequestsPerMinute',
                 'throttler',
-                'throttlerRampup',
+                'throttlerBackoffOnly',
             ]);
             for (const c of scenario.contenders) expect(c.pagesTotal).toBe(12);
         }

@@ -114,11 +114,11 @@ describe('AdaptivePacer, step by step', () => {
         expect(p.delayMs()).toBe(0);
         for (let i = 0; i < 4; i++) {
             p.onDispatch(i * 10, ADAPTIVE);
-            p.onAnswer();
+            p.onAnswer(i * 10);
         }
         p.onDispatch(40, ADAPTIVE);
         p.onTrigger(40, ADAPTIVE, 1960);
-        expect(p.rate).toBeCloseTo(2, 5); // 4 answers over 40 ms + 1960 ms
+        expect(p.rate).toBeCloseTo(2, 5); // 4 answers over the 40 ms since the first + 1960 ms
     });
 
     test('a delivery sample counts answers since a refusal, when the bucket was known empty', () => {
@@ -167,6 +167,75 @@ describe('AdaptivePacer, step by step', () => {
         expect(p.rate).toBe(paced);
     });
 
+    test('a retry refused again within a few seconds bounds the refill rate: the pace drops under it', () => {
+        const p = new AdaptivePacer();
+        for (let i = 0; i < 6; i++) {
+            p.onDispatch(i * 40, ADAPTIVE);
+            p.onAnswer(i * 40);
+        }
+        p.onTrigger(260, ADAPTIVE, 1000, false); // a burst of 6, then a bare refusal: reads as ~4.8/s
+        expect(p.rate).toBeGreaterThan(4);
+        p.onTrigger(1_260, ADAPTIVE, 2000, false); // its retry a second later is refused too: < 1 token/s
+        expect(p.rate).toBeCloseTo(0.95, 5);
+        expect(p.unsafeRate).toBe(Number.POSITIVE_INFINITY); // a bound to pace under, not a refused pace
+    });
+
+    test('refusals far apart with no answer in between (a site down) leave the pace alone', () => {
+        const p = new AdaptivePacer();
+        Object.assign(p, { rate: 3, safeRate: 3 });
+        p.onAnswer();
+        p.onTrigger(10_000, ADAPTIVE, 8000);
+        const paced = p.rate;
+        p.onTrigger(18_000, ADAPTIVE, 16000);
+        expect(p.rate).toBe(paced);
+    });
+
+    test('once refused, a scope with few requests waiting does not probe upwards; with many it does', () => {
+        const run = (backlog: number) => {
+            const p = new AdaptivePacer();
+            Object.assign(p, { rate: 2, safeRate: 2, unsafeRate: 8 });
+            for (let t = 0; t <= 6_000; t += 500) p.onDispatch(t, ADAPTIVE, backlog);
+            return p.rate;
+        };
+        expect(run(14)).toBe(2);
+        expect(run(15)).toBeGreaterThan(2);
+    });
+
+    test('the first estimate counts from the first answer: a slow first page load (a browser starting) is no rate', () => {
+        const p = new AdaptivePacer();
+        p.onDispatch(0, ADAPTIVE);
+        p.onAnswer(2_400); // the first page took 2.4 s
+        p.onDispatch(2_400, ADAPTIVE);
+        p.onAnswer(2_900);
+        p.onDispatch(2_900, ADAPTIVE);
+        p.onTrigger(3_400, ADAPTIVE, 1000);
+        expect(p.rate).toBeCloseTo(2 / 2, 5); // 2 answers over 1 s since the first one + the 1 s wait, not over 4.4 s
+    });
+
+    test('refusals that outlast two pace cuts without a quiet window do not decay the pace further', () => {
+        const p = new AdaptivePacer();
+        Object.assign(p, { rate: 1, safeRate: 1 });
+        p.onTrigger(0, ADAPTIVE, 1000);
+        const paces: number[] = [];
+        // Every other request refused, whatever the pace: one answer, one refusal, a second's wait.
+        for (let t = 0, i = 0; i < 5; i++) {
+            t += 1000 / p.rate + 1000;
+            p.onAnswer();
+            p.onTrigger(t, ADAPTIVE, 1000);
+            paces.push(p.rate);
+        }
+        expect(paces[1]).toBeLessThan(paces[0]); // two cuts: it may well be a bucket
+        expect(paces.slice(2)).toEqual([paces[1], paces[1], paces[1]]); // then held
+    });
+
+    test('a refusal takes slots back to those that lived through a quiet window, not to one', () => {
+        const p = new AdaptivePacer();
+        Object.assign(p, { rate: 10, safeRate: 10, extraConcurrency: 5, safeExtraConcurrency: 3 });
+        p.onAnswer(0);
+        p.onTrigger(2_000, ADAPTIVE, 1000);
+        expect(p.extraConcurrency).toBe(3);
+    });
+
     test('persists and restores its bounds; rejects malformed data', () => {
         const p = new AdaptivePacer();
         Object.assign(p, { rate: 3, safeRate: 3.2, unsafeRate: 4, extraConcurrency: 2, safeExtraConcurrency: 1 });
@@ -184,6 +253,16 @@ describe('rampup option: algorithm', () => {
             algorithm: 'search',
             windowMs: RAMPUP_DEFAULTS.windowMs,
         });
+    });
+
+    test('adaptive pacing is the default; rampup: false opts out, globally or per scope', () => {
+        const make = (options: Partial<ThrottlingRequestManagerOptions>) =>
+            new ThrottlingRequestManager({ domains: 'all', ...options }, memoryConfig());
+        expect(make({}).policyOf('a.example').rampup?.algorithm).toBe('adaptive');
+        expect(make({ rampup: false }).policyOf('a.example').rampup).toBeUndefined();
+        const scoped = make({ scopes: { 'b.example': { rampup: false } } });
+        expect(scoped.policyOf('a.example').rampup).toBeDefined();
+        expect(scoped.policyOf('b.example').rampup).toBeUndefined();
     });
 
     test('the scope state follows the algorithm', () => {

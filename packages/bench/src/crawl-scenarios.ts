@@ -8,14 +8,14 @@ import { sleep } from './stats';
 import { memoryConfig } from './storage';
 
 /** The ways of crawling the same URL list: three with Crawlee alone, two with the throttler. */
-export type ContenderId = 'plain' | 'sameDomainDelay' | 'maxRequestsPerMinute' | 'throttler' | 'throttlerRampup';
+export type ContenderId = 'plain' | 'sameDomainDelay' | 'maxRequestsPerMinute' | 'throttler' | 'throttlerBackoffOnly';
 
 export const CONTENDERS: readonly ContenderId[] = [
     'plain',
     'sameDomainDelay',
     'maxRequestsPerMinute',
     'throttler',
-    'throttlerRampup',
+    'throttlerBackoffOnly',
 ];
 
 /** A crawl scenario: identical sites, all pages given up front. */
@@ -83,9 +83,9 @@ function describe(contender: ContenderId, s: CrawlScenario): string {
         case 'maxRequestsPerMinute':
             return `maxRequestsPerMinute: ${s.rate * s.sites * 60}`;
         case 'throttler':
-            return "ThrottlingRequestManager { domains: 'all' }, attached";
-        case 'throttlerRampup':
-            return "ThrottlingRequestManager { domains: 'all', rampup: true }, attached";
+            return "ThrottlingRequestManager { domains: 'all' } (adaptive pacing), attached";
+        case 'throttlerBackoffOnly':
+            return "ThrottlingRequestManager { domains: 'all', rampup: false }, attached";
     }
 }
 
@@ -98,9 +98,9 @@ async function runContender(web: PoliteWeb, s: CrawlScenario, contender: Contend
         async failedRequestHandler() {},
     };
     let throttler: ThrottlingRequestManager | undefined;
-    if (contender === 'throttler' || contender === 'throttlerRampup') {
+    if (contender === 'throttler' || contender === 'throttlerBackoffOnly') {
         throttler = new ThrottlingRequestManager(
-            { domains: 'all', ...(contender === 'throttlerRampup' ? { rampup: true } : {}) },
+            { domains: 'all', ...(contender === 'throttlerBackoffOnly' ? { rampup: false } : {}) },
             config,
         );
         options.requestQueue = throttler.asRequestQueue();

@@ -22,7 +22,7 @@ const CONTENDER_NAMES: Record<ContenderResult['contender'], string> = {
     sameDomainDelay: '(b) sameDomainDelaySecs',
     maxRequestsPerMinute: '(c) maxRequestsPerMinute',
     throttler: '(d) throttler',
-    throttlerRampup: '(e) throttler + rampup',
+    throttlerBackoffOnly: '(e) throttler, rampup: false',
 };
 
 function crawlRows(result: ScenarioResult, withViolations: boolean): string[][] {
@@ -66,8 +66,8 @@ function throttlerOf(
 
 export function b1Section(r: ScenarioResult): string {
     const s = r.scenario;
-    // B1's targets are those of adaptive rampup (limits unknown); (d) shows the defaults beside it.
-    const t = throttlerOf(r, 'throttlerRampup') ?? throttlerOf(r);
+    // B1's targets are those of the defaults (adaptive pacing, limits unknown); (e) shows backoff alone beside it.
+    const t = throttlerOf(r);
     const targets = t
         ? [
               `Measured on ${CONTENDER_NAMES[t.contender]}:`,
@@ -231,6 +231,6 @@ export function header(env: Environment, quick: boolean, only: readonly string[]
         'B1 and B2 run against `@crawlee-throttling/polite-web` (one local server on 127.0.0.1 acting as HTTP proxy for ' +
             "`site-N.example`, token bucket per site; no traffic leaves the machine). Figures come from the server's request log. " +
             "Contenders: (a) HttpCrawler with Crawlee defaults, (b) `sameDomainDelaySecs` = 1 / the sites' true rate, " +
-            "(c) `maxRequestsPerMinute` = the combined rate, (d) `ThrottlingRequestManager({ domains: 'all' })` attached, told nothing about the limits, (e) the same with `rampup: true` (adaptive rate search).",
+            "(c) `maxRequestsPerMinute` = the combined rate, (d) `ThrottlingRequestManager({ domains: 'all' })` attached, told nothing about the limits (adaptive pacing, the default), (e) the same with `rampup: false` (backoff alone).",
     ].join('\n');
 }

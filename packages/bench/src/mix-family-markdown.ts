@@ -6,8 +6,8 @@ import { mdTable } from './markdown';
 const NAMES: Record<MixContenderId, string> = {
     plain: '(a) plain Crawlee',
     sameDomainDelay: '(b) sameDomainDelaySecs = slowest site',
-    throttler: "(c) throttler with adaptive pacing (`{ domains: 'all', rampup: true }`)",
-    throttlerNoRampup: "(d) throttler, defaults (`{ domains: 'all' }`, rampup off)",
+    throttler: "(c) throttler, defaults (`{ domains: 'all' }`: adaptive pacing)",
+    throttlerNoRampup: "(d) throttler, backoff alone (`{ domains: 'all', rampup: false }`)",
 };
 
 const pct = (x: number) => `${(x * 100).toFixed(1)} %`;

@@ -10,7 +10,7 @@ import { memoryConfig } from './storage';
 
 /**
  * B5's contenders: Crawlee alone (two ways), the throttler with defaults (adaptive pacing), and the
- * throttler with its defaults (rampup off).
+ * throttler with rampup off (backoff alone).
  */
 export type MixContenderId = 'plain' | 'sameDomainDelay' | 'throttler' | 'throttlerNoRampup';
 
@@ -50,7 +50,7 @@ export interface MixResult {
 }
 
 function throttlerOptions(contender: MixContenderId): ThrottlingRequestManagerOptions {
-    return contender === 'throttlerNoRampup' ? { domains: 'all' } : { domains: 'all', rampup: true };
+    return contender === 'throttlerNoRampup' ? { domains: 'all', rampup: false } : { domains: 'all' };
 }
 
 /** The slowest site's interval: one `sameDomainDelaySecs` is all Crawlee takes, for every site. */

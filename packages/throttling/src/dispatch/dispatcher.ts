@@ -93,7 +93,7 @@ export class Dispatcher {
     open(entry: DomainQueue, now: number, probe = false): MaybePromise<Ticket | undefined> {
         const policy = this.router.policyOf(entry.key);
         const reservation = this.states.update(entry.key, (s) =>
-            s.dispatch(now, this.floor.ms, policy, this.options.random, probe),
+            s.dispatch(now, this.floor.ms, policy, this.options.random, probe, entry.queued),
         );
         const ticket: Ticket = { entry, reservation, now };
         const granted = this.shared.reserve(entry, reservation, now);

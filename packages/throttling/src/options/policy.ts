@@ -89,10 +89,10 @@ export interface ScopeSettings {
     ignoreRobotsCrawlDelay?: boolean;
     /**
      * Adaptive pacing (see docs/rampup.md): learn the rate the scope accepts from its answers and pace
-     * just under it; `false` is backoff alone. The configured `delaySecs` stays a floor under the rate
-     * found. Not the default yet: with several processes sharing a clock each would learn its own
-     * rate (issue #13 shares the learned rate first), and B5's worst mixes miss the targets.
-     * @default false
+     * just under it, growing slots while slow answers rather than the pace hold it back. `false` opts
+     * out: backoff alone, one request at a time unless `concurrency` says otherwise. The configured
+     * `delaySecs` and robots.txt `Crawl-delay` stay floors under the rate found.
+     * @default true
      */
     rampup?: boolean | RampupSettings;
     /**
@@ -138,7 +138,8 @@ export interface RampupSettings {
     maxRate?: number;
     /**
      * Most concurrency rampup may reach by adding slots to a scope held back by slow responses
-     * (never above an explicit `concurrency` of the scope).
+     * (never above an explicit `concurrency` of the scope). 8 is Scrapy's
+     * `CONCURRENT_REQUESTS_PER_DOMAIN`: what a polite crawler has long been trusted to send one site.
      * @default 8
      */
     maxConcurrency?: number;
@@ -180,7 +181,7 @@ export const POLICY_DEFAULTS = {
     backoffFactor: 2,
     backoffWindowSecs: 60,
     ignoreRobotsCrawlDelay: false,
-    rampup: false,
+    rampup: true,
 } as const;
 
 /** Normalises a jitter setting into a [low, high] multiplier range, or undefined for none. */

@@ -58,8 +58,22 @@ const CONVERGED_GAIN = 0.98;
 const PROBE_STEP = 0.25;
 /** Least dispatches in a window before it says anything about the pace. */
 const MIN_WINDOW_DISPATCHES = 3;
+/** Pace cuts without a quiet window in between, after which refusals are left to the backoff. */
+const MAX_CUTS_IN_A_ROW = 2;
+/** Fewer requests than this waiting in the scope: no probing upwards (the saving would not pay for a refusal). */
+const MIN_BACKLOG_TO_PROBE = 15;
+/** Two refusals closer than this say nothing of the refill rate (the second was already in flight). */
+const MIN_REFILL_SPAN_MS = 200;
+/** Two refusals further apart than this bound nothing worth pacing by (a site down, not a bucket). */
+const MAX_REFILL_SPAN_MS = 4_000;
 /** A window counts for the pace only when this share of the dispatches the pace allowed went out. */
 const PACE_BOUND_SHARE = 0.6;
+
+/** Accepted answers per second since a refusal, and the most the rate can be given them. */
+interface DeliverySample {
+    rate: number;
+    ceiling: number;
+}
 
 interface RefusalReference {
     at: number;
@@ -84,12 +98,16 @@ export class AdaptivePacer implements AdaptiveData {
     extraConcurrency = 0;
     safeExtraConcurrency = 0;
     slotBoundInWindow = false;
+    private backlog = Number.POSITIVE_INFINITY;
     private windowStart = -1;
     private windowDispatches = 0;
     private quietWindows = 0;
+    // Pace cuts since the last quiet window: refusals that outlast two cuts do not follow the pace.
+    private cutsInARow = 0;
     // Dispatches since the last refusal (or probe), so probes stay rare in requests as well as time.
     private sinceTrigger = 0;
-    private firstDispatchAt = -1;
+    // When the first answer came: the first estimate counts from there.
+    private firstAnswerAt = -1;
     private answered = 0;
     private readonly references: RefusalReference[] = [];
     // The last paces that lived through a quiet window, so a refused one falls back to the one before.
@@ -105,16 +123,17 @@ export class AdaptivePacer implements AdaptiveData {
         return Number.isFinite(this.rate) ? 1000 / this.rate : 0;
     }
 
-    onDispatch(now: number, policy: RampupPolicy): void {
+    onDispatch(now: number, policy: RampupPolicy, backlog = Number.POSITIVE_INFINITY): void {
+        this.backlog = backlog;
         this.sinceTrigger += 1;
-        if (this.firstDispatchAt < 0) this.firstDispatchAt = now;
         if (this.windowStart < 0) this.windowStart = now;
         this.windowDispatches += 1;
         this.maybeCloseWindow(now, policy);
     }
 
-    /** An answer that was not a refusal. */
-    onAnswer(): void {
+    /** An answer that was not a refusal, at `now`. */
+    onAnswer(now = 0): void {
+        if (this.answered === 0) this.firstAnswerAt = now;
         this.answered += 1;
     }
 
@@ -129,29 +148,22 @@ export class AdaptivePacer implements AdaptiveData {
         if (this.answered === (last?.answered ?? 0)) {
             // Refused again with no answer in between: no rate to learn, and the backoff (growing with
             // each such refusal) already holds the scope; a pace cut on top would only hide a stall.
+            // But an empty bucket that did not refill one token in that time refills slower than that.
+            // Only over a short gap: after long waits (a site refusing everything) it would crush the pace.
+            const gap = now - (last?.at ?? now);
+            if (gap >= MIN_REFILL_SPAN_MS && gap <= MAX_REFILL_SPAN_MS) this.boundBy(1000 / gap, policy);
         } else if (!Number.isFinite(this.rate)) {
-            // Unpaced until now: what got through, over the time including the imposed wait. Our own
-            // exponential wait says nothing of the site: a bare refusal reads as "one second".
-            const teachingMs = serverGiven ? waitMs : BARE_REFUSAL_MS;
-            const seconds = Math.max(0.001, (now - Math.max(0, this.firstDispatchAt) + teachingMs) / 1000);
-            this.safeRate = clamp(Math.max(sample?.rate ?? 0, this.answered / seconds), policy);
-            this.rate = this.safeRate;
+            this.learnFirst(now, policy, sample, serverGiven ? waitMs : 0);
+        } else if (this.cutsInARow >= MAX_CUTS_IN_A_ROW) {
+            // Cut twice and refused again before a quiet window: these refusals do not follow the pace
+            // (a site refusing every other request, say). Lowering it further would only decay it.
         } else {
-            const refused = this.rate;
-            // A quiet pace at or above the refused one was a burst allowance hiding the excess.
-            const ceiling = Math.min(refused * 0.98, sample?.ceiling ?? Infinity);
-            this.quietPaces = this.quietPaces.filter((pace) => pace < ceiling);
-            this.quietRate = Math.max(0, ...this.quietPaces);
-            const measured = Math.min(sample?.rate ?? 0, refused) * CRUISE_GAIN;
-            const estimate = Math.max(measured, this.quietRate) || refused / 2;
-            // The sample bounds the rate from above too, unless the site idled full through long waits.
-            this.unsafeRate = Math.max(estimate, Math.min(refused, sample?.ceiling ?? refused));
-            this.safeRate = clamp(estimate, policy);
-            this.rate = this.safeRate;
+            this.learnAgain(policy, sample);
+            this.cutsInARow += 1;
         }
-        // Every slot in flight at a refusal is refused too: back to one, regrown only if slots bind.
-        this.extraConcurrency = 0;
-        this.safeExtraConcurrency = 0;
+        // Back to the slots that lived through a quiet window: the pace, not the slots, answers a
+        // refusal, and dropping to one slot would starve a slow site whose rate needs several.
+        this.extraConcurrency = Math.min(this.extraConcurrency, this.safeExtraConcurrency);
         this.quietWindows = 0;
         this.sinceTrigger = 0;
         this.notePace();
@@ -180,6 +192,43 @@ export class AdaptivePacer implements AdaptiveData {
         this.addReference(now, waitMs);
     }
 
+    /**
+     * Unpaced until now: the pace becomes what got through, over the time from the first answer (the
+     * first page load, a browser's start, is no rate) including the imposed wait. Our own exponential
+     * wait says nothing of the site: a bare refusal reads as "one second".
+     */
+    private learnFirst(now: number, policy: RampupPolicy, sample: DeliverySample | undefined, givenMs: number): void {
+        const teachingMs = givenMs > 0 ? givenMs : BARE_REFUSAL_MS;
+        const seconds = Math.max(0.001, (now - Math.max(0, this.firstAnswerAt) + teachingMs) / 1000);
+        this.safeRate = clamp(Math.max(sample?.rate ?? 0, this.answered / seconds), policy);
+        this.rate = this.safeRate;
+    }
+
+    /** Refused at a pace: just under the best estimate, the delivery sample or a quiet pace below the refused one. */
+    private learnAgain(policy: RampupPolicy, sample: DeliverySample | undefined): void {
+        const refused = this.rate;
+        // A quiet pace at or above the refused one was a burst allowance hiding the excess.
+        const ceiling = Math.min(refused * 0.98, sample?.ceiling ?? Infinity);
+        this.quietPaces = this.quietPaces.filter((pace) => pace < ceiling);
+        this.quietRate = Math.max(0, ...this.quietPaces);
+        const measured = Math.min(sample?.rate ?? 0, refused) * CRUISE_GAIN;
+        const estimate = Math.max(measured, this.quietRate) || refused / 2;
+        // The sample bounds the rate from above too, unless the site idled full through long waits.
+        this.unsafeRate = Math.max(estimate, Math.min(refused, sample?.ceiling ?? refused));
+        this.safeRate = clamp(estimate, policy);
+        this.rate = this.safeRate;
+    }
+
+    /**
+     * The site refilled slower than `bound` (requests per second): pace under it. Not kept as a refused
+     * pace, since a site refusing for another reason would then hold a crushed pace.
+     */
+    private boundBy(bound: number, policy: RampupPolicy): void {
+        if (this.rate <= bound * CRUISE_GAIN) return;
+        this.safeRate = clamp(bound * CRUISE_GAIN, policy);
+        this.rate = this.safeRate;
+    }
+
     private addReference(now: number, waitMs: number): void {
         this.references.push({ at: now, answered: this.answered, waitMs, minPace: this.rate });
         while (this.references.length > 8 || now - this.references[0].at > SAMPLE_HORIZON_MS) this.references.shift();
@@ -191,8 +240,8 @@ export class AdaptivePacer implements AdaptiveData {
      * can be given that sample: one token more over the span, or — if the waits imposed in between
      * were long enough for the bucket to fill — what the time outside those waits allows.
      */
-    deliverySample(now: number): { rate: number; ceiling: number } | undefined {
-        let best: { rate: number; ceiling: number } | undefined;
+    deliverySample(now: number): DeliverySample | undefined {
+        let best: DeliverySample | undefined;
         for (let i = 0; i < this.references.length; i++) {
             const ref = this.references[i];
             const span = now - ref.at;
@@ -256,11 +305,14 @@ export class AdaptivePacer implements AdaptiveData {
 
     /** A whole window at the pace without a refusal: the pace is safe; grow or probe. */
     private onQuietWindow(policy: RampupPolicy): void {
+        this.cutsInARow = 0;
         this.quietRate = Math.max(this.quietRate, this.rate);
         this.quietPaces = [...this.quietPaces.slice(-7), this.rate];
         this.safeRate = Math.max(this.safeRate, this.rate);
         this.quietWindows += 1;
-        if (!Number.isFinite(this.unsafeRate)) {
+        if (Number.isFinite(this.unsafeRate) && this.backlog < MIN_BACKLOG_TO_PROBE) {
+            // A faster pace would save little on the few requests left, and finding it costs a refusal.
+        } else if (!Number.isFinite(this.unsafeRate)) {
             this.rate = clamp(this.rate * 2, policy);
         } else if (this.unsafeRate / this.safeRate > FAR_RATIO) {
             this.rate = clamp(Math.sqrt(this.safeRate * this.unsafeRate), policy);

@@ -213,6 +213,7 @@ export class DomainState extends DomainStateRecord {
         policy: PacingPolicy = UNLIMITED,
         random: () => number = Math.random,
         probe = false,
+        backlog = Number.POSITIVE_INFINITY,
     ): DispatchReservation {
         const limit = this.concurrencyLimit(policy);
         const { slot } = this.slots.free(limit);
@@ -232,7 +233,7 @@ export class DomainState extends DomainStateRecord {
         this.nextDispatchAt = reservation.armedNextDispatchAt;
         // A probe (robots.txt) is paced like a request but is none: no count, no rampup sample.
         if (probe) return reservation;
-        if (policy.rampup) this.ramp(policy.rampup).onDispatch(now, policy.rampup);
+        if (policy.rampup) this.ramp(policy.rampup).onDispatch(now, policy.rampup, backlog);
         this.dispatched += 1;
         return reservation;
     }
@@ -412,9 +413,9 @@ export class DomainState extends DomainStateRecord {
      * answer is counted, and the next refusal starts its backoff from the first step again: it marks a
      * pace a little too fast, not a site refusing everything.
      */
-    recordAnswered(policy?: PacingPolicy): void {
+    recordAnswered(policy?: PacingPolicy, now = 0): void {
         if (policy?.rampup && this.rampupState) {
-            this.rampupState.onAnswer();
+            this.rampupState.onAnswer(now);
             this.backoffExponent = 0;
         }
         this.refusingSince = 0;

@@ -110,7 +110,7 @@ export class PacingRecorder {
         }
         // The answer itself teaches a ramping scope (once: not again when the request is handled).
         if (success) state.recordSuccess();
-        else state.recordAnswered(this.router.policyOf(key));
+        else state.recordAnswered(this.router.policyOf(key), now);
     }
 
     /** Skips the key of `url` for a crawl delay above the maximum (undefined: stops skipping it). */

@@ -103,7 +103,7 @@ export class RampupState implements RampupData {
     }
 
     /** Counts a dispatch; closes the window when it is due. */
-    onDispatch(now: number, policy: RampupPolicy): void {
+    onDispatch(now: number, policy: RampupPolicy, _backlog?: number): void {
         if (!Number.isFinite(this.rate)) {
             if (this.firstStretchStart === 0) this.firstStretchStart = now;
             this.firstStretchDispatches += 1;
@@ -138,7 +138,7 @@ export class RampupState implements RampupData {
     }
 
     /** The search counts refusals only; answers teach it nothing. */
-    onAnswer(): void {}
+    onAnswer(_now?: number): void {}
 
     /** Nor does an announced empty quota (the backoff clock holds the scope). */
     onExhausted(_now: number, _policy: RampupPolicy, _waitMs: number): void {}
