@@ -415,7 +415,9 @@ describe("the manager with throttleBy: 'ip'", () => {
         expect(() => make({ throttleBy: 'ip', ipScope: { delaySecs: -1 } })).toThrow(
             '`ipScope.delaySecs`: delaySecs must be >= 0',
         );
-        expect(() => make({ throttleBy: 'ip', ipScope: { delay: 1 } as never })).toThrow(/unknown option\(s\) `delay`/);
+        expect(() => make({ throttleBy: 'ip', ipScope: { delay: 1 } as never })).toThrow(
+            'unknown option(s) `delay` in `ipScope`',
+        );
         expect(() => make({ throttleBy: 'ip', ipScope: 5 as never })).toThrow(/`ipScope`: ipScope must be an object/);
         expect(() => make({ throttleBy: 'ip', ipResolver: 'dns' as never })).toThrow(
             /`ipResolver`: ipResolver must be a function/,

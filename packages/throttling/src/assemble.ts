@@ -10,12 +10,14 @@ import { ThrottlingEventEmitter } from './integration/throttling-events';
 import { WakeSignal } from './integration/wake-signal';
 import { IpScopes } from './ip/ip-scopes';
 import type { ResolvedThrottlingOptions } from './options/options';
+import type { ResolvedPolicy } from './options/policy';
 import type { DomainStateStore } from './pacing/domain-state-store';
 import { InMemoryDomainStateStore } from './pacing/domain-state-store';
 import { PacingFloor } from './pacing/pacing-floor';
 import { PacingRecorder } from './pacing/pacing-recorder';
 import { QuotaLedger } from './pacing/quota-ledger';
 import { ScopeEditor } from './options/scope-editor';
+import { LearnedRates } from './persistence/learned-rates';
 import { StatePersister } from './persistence/state-persister';
 import { DomainIntake } from './queues/domain-intake';
 import type { DomainQueue } from './queues/domain-queue';
@@ -93,7 +95,8 @@ function buildCore(options: ResolvedThrottlingOptions, config: Configuration | u
     const now = () => clock.now();
     const warn = (m: string) => log.warning(m);
     const warnOnce = (m: string) => log.warningOnce(m);
-    const states = options.stateStore ?? new InMemoryDomainStateStore();
+    const learned = buildLearnedRates(options, config, log);
+    const states = learned.watch(options.stateStore ?? new InMemoryDomainStateStore());
     const floor = new PacingFloor(options.minCrawlDelayMs);
     const router = new ScopeRouter(options, warnOnce);
     const registry = new DomainRegistry(options, router, config);
@@ -113,9 +116,24 @@ function buildCore(options: ResolvedThrottlingOptions, config: Configuration | u
     const wake = new WakeSignal(clock, () => scheduler.nextReadyAt(now()));
     const events = new ThrottlingEventEmitter(warn);
     return {
-        ...{ options, config, log, clock, now, warn, warnOnce, touch, events, ipScopes },
+        ...{ options, config, log, clock, now, warn, warnOnce, touch, events, ipScopes, learned },
         ...{ states, floor, router, registry, handouts, quotas, shared, dispatcher, scheduler, wake },
     };
+}
+
+/** The rates learned by earlier runs (`rememberLearnedRates`), read only when some scope paces adaptively. */
+function buildLearnedRates(options: ResolvedThrottlingOptions, config: Configuration | undefined, log: ManagerLog) {
+    const adaptive = (policy: ResolvedPolicy) => policy.rampup?.algorithm === 'adaptive';
+    return new LearnedRates({
+        settings: options.learnedRates,
+        adaptive: () =>
+            adaptive(options.defaultPolicy) ||
+            adaptive(options.ipPolicy) ||
+            [...options.scopes.values()].some(adaptive),
+        config,
+        clock: options.clock,
+        warn: (m) => log.warning(m),
+    });
 }
 
 /**
@@ -171,6 +189,7 @@ function buildFlow(core: Core) {
     const scopeUpdates = () => editor.saved();
     const restoreScopeUpdates = (saved: Record<string, unknown>) => editor.restore(saved, warn);
     const persister: StatePersister = new StatePersister({
+        learned: core.learned,
         scopeUpdates,
         restoreScopeUpdates,
         ...{ options, config, clock, states, floor, registry, listedDomains, restoreCapMs, restored: touch, warn },

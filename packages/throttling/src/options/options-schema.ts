@@ -242,7 +242,8 @@ export const throttlingOptionsSchema = z.strictObject({
 export function formatOptionIssues(subject: string, error: z.ZodError): string {
     const lines = error.issues.map((issue) => {
         if (issue.code === 'unrecognized_keys') {
-            return `unknown option(s) ${issue.keys.map((k) => `\`${k}\``).join(', ')}`;
+            const where = issue.path.length ? ` in \`${issue.path.join('.')}\`` : '';
+            return `unknown option(s) ${issue.keys.map((k) => `\`${k}\``).join(', ')}${where}`;
         }
         const path = issue.path.length ? `\`${issue.path.join('.')}\`` : 'options';
         return `${path}: ${issue.message}`;
