@@ -147,7 +147,7 @@ function buildIpScopes(
 ): IpScopes {
     const now = () => options.clock.now();
     return new IpScopes({
-        resolver: options.ipResolver,
+        resolver: options.ipResolver!,
         now,
         warn: (m) => log.warning(m),
         released: (entry, heldUntil) => {

@@ -239,8 +239,8 @@ export interface ResolvedThrottlingOptions {
     throttleBy: ThrottleBy;
     /** `throttleBy: 'ip'`: each request's address is a scope of its own beside its host's. */
     paceByIp: boolean;
-    /** The resolver of `throttleBy: 'ip'` (the system one unless given). */
-    ipResolver: IpResolver;
+    /** The resolver of `throttleBy: 'ip'` (the system one unless given); undefined without it. */
+    ipResolver?: IpResolver;
     /** The policy of every IP scope without a `scopes` entry of its own. */
     ipPolicy: ResolvedPolicy;
     /** The settings every IP scope falls back to (`ipScope` over the manager-wide settings). */
@@ -296,7 +296,7 @@ export function resolveThrottlingOptions(options: ThrottlingRequestManagerOption
         domains: o.domains,
         throttleBy,
         paceByIp,
-        ipResolver: o.ipResolver ?? createSystemIpResolver(),
+        ipResolver: paceByIp ? (o.ipResolver ?? createSystemIpResolver()) : undefined,
         ipPolicy: resolvePolicy(ipSettings, {}),
         ipSettings,
         learnedRates: resolveLearnedRates(o.rememberLearnedRates),

@@ -130,7 +130,7 @@ export interface RampupSettings {
     windowSecs?: number;
     /**
      * Rate to start from, requests per second; unset: unpaced until the first trigger, then slow
-     * start from what got through.
+     * start from what got through. A rate an earlier crawl learned (`rememberLearnedRates`) wins.
      */
     initialRate?: number;
     /** @default 0.01 */
