@@ -9,6 +9,10 @@ import type { ThrottleBy } from '../routing/domain-key';
 import type { IpResolver } from '../ip/ip-resolver';
 import { createSystemIpResolver } from '../ip/ip-resolver';
 import { isIpScope } from '../ip/ip-address';
+import type { LearnedRatesSettings } from './learned-rates-settings';
+import { resolveLearnedRates } from './learned-rates-settings';
+
+export type { LearnedRatesSettings } from './learned-rates-settings';
 import { ThrottlingOptionsError } from '../errors';
 import type { RobotsFetcher } from '../robots/robots-crawl-delay';
 import type { ResolvedPolicy, ScopeSettings } from './policy';
@@ -212,25 +216,6 @@ export interface ThrottlingRequestManagerOptions extends Omit<ScopeSettings, 'ba
     onExcessiveCrawlDelay?: 'cap' | 'skip';
 }
 
-/** Where learned rates are kept, and for how long they count. */
-export interface LearnedRatesSettings {
-    /**
-     * The named key-value store that keeps them (one record, shared by every crawl on the storage).
-     * @default 'crawlee-throttling-learned-rates'
-     */
-    storeName?: string;
-    /**
-     * A rate learned longer ago than this is ignored (and dropped from the store on the next save).
-     * @default 604800 (7 days)
-     */
-    maxAgeSecs?: number;
-}
-
-/** The default store of learned rates: named, so Crawlee's `purgeOnStart` leaves it alone. */
-export const DEFAULT_LEARNED_RATES_STORE = 'crawlee-throttling-learned-rates';
-/** Learned rates older than this (7 days) are ignored by default: sites change. */
-export const DEFAULT_LEARNED_RATES_MAX_AGE_SECS = 7 * 24 * 3600;
-
 /** Options with every default applied: what the manager works with. */
 export interface ResolvedThrottlingOptions {
     inner?: InnerRequestManager;
@@ -362,16 +347,6 @@ function checkIpOptions(o: ThrottlingRequestManagerOptions, paceByIp: boolean): 
             `Invalid ThrottlingRequestManager options: \`${name}\` applies only with throttleBy: 'ip' (throttleBy is ${JSON.stringify(o.throttleBy ?? 'hostname')})`,
         );
     }
-}
-
-/** `rememberLearnedRates` with its defaults; undefined when it is off. */
-function resolveLearnedRates(setting: ThrottlingRequestManagerOptions['rememberLearnedRates']) {
-    if (setting === false) return undefined;
-    const s = setting === true || setting === undefined ? {} : setting;
-    return {
-        storeName: s.storeName ?? DEFAULT_LEARNED_RATES_STORE,
-        maxAgeMs: (s.maxAgeSecs ?? DEFAULT_LEARNED_RATES_MAX_AGE_SECS) * 1000,
-    };
 }
 
 /** The manager-wide backoff bounds (v4 names or ours), checked against each other and every scope's. */
