@@ -143,7 +143,7 @@ describe('ThrottlingRequestManager: options validation', () => {
             /`maxDelaySecs`: maxDelaySecs must be >= 0/,
         );
         expect(() => new ThrottlingRequestManager({ domains: 'all', throttleBy: 'host' as never })).toThrow(
-            /throttleBy must be 'hostname' or 'registrableDomain'/,
+            /throttleBy must be 'hostname', 'registrableDomain' or 'ip'/,
         );
         expect(() => new ThrottlingRequestManager({} as never)).toThrow(/domains is required/);
         expect(() => new ThrottlingRequestManager({ domains: 'all', maxThrottledDomains: 0 })).toThrow(

@@ -8,13 +8,16 @@ import { HandoutLedger } from './dispatch/handout-ledger';
 import { InnerDrain } from './dispatch/inner-drain';
 import { ThrottlingEventEmitter } from './integration/throttling-events';
 import { WakeSignal } from './integration/wake-signal';
+import { IpScopes } from './ip/ip-scopes';
 import type { ResolvedThrottlingOptions } from './options/options';
+import type { ResolvedPolicy } from './options/policy';
 import type { DomainStateStore } from './pacing/domain-state-store';
 import { InMemoryDomainStateStore } from './pacing/domain-state-store';
 import { PacingFloor } from './pacing/pacing-floor';
 import { PacingRecorder } from './pacing/pacing-recorder';
 import { QuotaLedger } from './pacing/quota-ledger';
 import { ScopeEditor } from './options/scope-editor';
+import { LearnedRates } from './persistence/learned-rates';
 import { StatePersister } from './persistence/state-persister';
 import { DomainIntake } from './queues/domain-intake';
 import type { DomainQueue } from './queues/domain-queue';
@@ -56,6 +59,8 @@ export interface Collaborators {
     probe: ReadinessProbe;
     events: ThrottlingEventEmitter;
     editor: ScopeEditor;
+    /** The address scope of each request; undefined unless `throttleBy: 'ip'`. */
+    ipScopes?: IpScopes;
 }
 
 /**
@@ -75,6 +80,7 @@ export function assemble(
     return {
         ...{ states, floor, router, registry, scheduler, handouts, quotas, shared, dispatcher, wake },
         events: core.events,
+        ipScopes: core.ipScopes,
         ...flow,
         ...signals,
     };
@@ -89,12 +95,15 @@ function buildCore(options: ResolvedThrottlingOptions, config: Configuration | u
     const now = () => clock.now();
     const warn = (m: string) => log.warning(m);
     const warnOnce = (m: string) => log.warningOnce(m);
-    const states = options.stateStore ?? new InMemoryDomainStateStore();
+    const learned = buildLearnedRates(options, config, log);
+    const states = learned.watch(options.stateStore ?? new InMemoryDomainStateStore());
     const floor = new PacingFloor(options.minCrawlDelayMs);
     const router = new ScopeRouter(options, warnOnce);
     const registry = new DomainRegistry(options, router, config);
     const handouts = new HandoutLedger();
-    const quotas = new QuotaLedger(options, router, states, floor);
+    const late = (): { scheduler: Scheduler; wake: WakeSignal } => ({ scheduler, wake });
+    const ipScopes: IpScopes | undefined = options.paceByIp ? buildIpScopes(options, log, late) : undefined;
+    const quotas = new QuotaLedger(options, router, states, floor, ipScopes);
     const entryOf = (k: string) => registry.get(k);
     const { sharedClock, onSharedClockError } = options;
     const shared = new SharedClockSync(sharedClock, states, router, entryOf, warnOnce, onSharedClockError, warn, now);
@@ -107,9 +116,48 @@ function buildCore(options: ResolvedThrottlingOptions, config: Configuration | u
     const wake = new WakeSignal(clock, () => scheduler.nextReadyAt(now()));
     const events = new ThrottlingEventEmitter(warn);
     return {
-        ...{ options, config, log, clock, now, warn, warnOnce, touch, events },
+        ...{ options, config, log, clock, now, warn, warnOnce, touch, events, ipScopes, learned },
         ...{ states, floor, router, registry, handouts, quotas, shared, dispatcher, scheduler, wake },
     };
+}
+
+/** The rates learned by earlier runs (`rememberLearnedRates`), read only when some scope paces adaptively. */
+function buildLearnedRates(options: ResolvedThrottlingOptions, config: Configuration | undefined, log: ManagerLog) {
+    const adaptive = (policy: ResolvedPolicy) => policy.rampup?.algorithm === 'adaptive';
+    return new LearnedRates({
+        settings: options.learnedRates,
+        adaptive: () =>
+            adaptive(options.defaultPolicy) ||
+            adaptive(options.ipPolicy) ||
+            [...options.scopes.values()].some(adaptive),
+        config,
+        clock: options.clock,
+        warn: (m) => log.warning(m),
+    });
+}
+
+/**
+ * The IP scopes of `throttleBy: 'ip'`. A domain held for its host's first DNS answer is filed again
+ * the moment the answer comes (unless something else has held it since).
+ */
+function buildIpScopes(
+    options: ResolvedThrottlingOptions,
+    log: ManagerLog,
+    late: () => { scheduler: Scheduler; wake: WakeSignal },
+): IpScopes {
+    const now = () => options.clock.now();
+    return new IpScopes({
+        resolver: options.ipResolver!,
+        now,
+        warn: (m) => log.warning(m),
+        released: (entry, heldUntil) => {
+            if (entry.blockedUntil !== heldUntil) return;
+            entry.blockedUntil = 0;
+            const { scheduler, wake } = late();
+            scheduler.refile(entry, now());
+            wake.wake();
+        },
+    });
 }
 
 /** The way requests take: origin checks, persistence, intake and both fetch paths. */
@@ -141,12 +189,16 @@ function buildFlow(core: Core) {
     const scopeUpdates = () => editor.saved();
     const restoreScopeUpdates = (saved: Record<string, unknown>) => editor.restore(saved, warn);
     const persister: StatePersister = new StatePersister({
+        learned: core.learned,
         scopeUpdates,
         restoreScopeUpdates,
         ...{ options, config, clock, states, floor, registry, listedDomains, restoreCapMs, restored: touch, warn },
     });
     const events = core.events;
-    const intake = new DomainIntake({ options, clock, router, registry, states, gate, persister, scheduler, events });
+    const { ipScopes } = core;
+    const intake = new DomainIntake({
+        ...{ options, clock, router, registry, states, gate, persister, scheduler, events, ipScopes },
+    });
     const domainFetcher = new DomainFetcher({ clock, registry, scheduler, dispatcher, gate });
     const error = (m: string, data: Record<string, unknown>) => core.log.error(m, data);
     const innerDrain = new InnerDrain({ clock, router, registry, intake, dispatcher, handouts, warnOnce, error });

@@ -4,7 +4,10 @@ export type {
     ResolvedThrottlingOptions,
     RequestManagerOpener,
     InnerRequestManager,
+    LearnedRatesSettings,
 } from './options/options';
+export type { IpResolver, ResolvedAddresses } from './ip/ip-resolver';
+export { createSystemIpResolver } from './ip/ip-resolver';
 export { throttlingOptionsSchema } from './options/options-schema';
 export type { PacingSignal } from './pacing/pacing-signal';
 export type { Readiness, DomainSnapshot } from './readiness/readiness';

@@ -79,12 +79,24 @@ export class CompletionTracker {
         }
         if (handout.slot !== undefined) states.update(entry.key, (s) => s.release(handout.slot!));
         for (const extra of handout.extras ?? []) states.update(extra.scope, (s) => s.release(extra.slot));
-        if (completed && !networkError) {
-            const failed = handout.errors !== undefined && (request.errorMessages?.length ?? 0) > handout.errors;
-            if (failed) states.update(entry.key, (s) => s.recordGivenUp());
-            else this.deps.recorder.answered(handout.answeredBy ?? entry.key, clock.now(), true);
-        }
+        if (completed && !networkError) this.countHandled(handout, entry.key, request);
         scheduler.touch(entry, clock.now());
+    }
+
+    /**
+     * Counts a completed request handled: a success where it was answered (the domain a redirect led
+     * to), or given up on in its own domain; the other scopes it cleared (an address, a named budget)
+     * count it too.
+     */
+    private countHandled(handout: Handout, key: string, request: Request): void {
+        const failed = handout.errors !== undefined && (request.errorMessages?.length ?? 0) > handout.errors;
+        const extras = (handout.extras ?? []).map((extra) => extra.scope);
+        const keys = new Set([failed ? key : (handout.answeredBy ?? key), ...extras]);
+        const now = this.deps.clock.now();
+        for (const k of keys) {
+            if (failed) this.deps.states.update(k, (s) => s.recordGivenUp());
+            else this.deps.recorder.answered(k, now, true);
+        }
     }
 
     /** A request came back with a new network error or timeout: back its domain off. */

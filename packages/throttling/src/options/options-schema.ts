@@ -1,6 +1,7 @@
 import type { Configuration, IRequestManager } from '@crawlee/core';
 import { z } from 'zod';
 
+import type { IpResolver } from '../ip/ip-resolver';
 import type { DomainStateStore } from '../pacing/domain-state-store';
 import type { RobotsFetcher } from '../robots/robots-crawl-delay';
 import type { GetScopes } from '../routing/request-scopes';
@@ -146,7 +147,40 @@ export const throttlingOptionsSchema = z.strictObject({
         },
     ),
     throttleBy: z
-        .enum(['hostname', 'registrableDomain'], { error: "throttleBy must be 'hostname' or 'registrableDomain'" })
+        .enum(['hostname', 'registrableDomain', 'ip'], {
+            error: "throttleBy must be 'hostname', 'registrableDomain' or 'ip'",
+        })
+        .optional(),
+    ipScope: z
+        .custom<unknown>((v) => typeof v === 'object' && v !== null && !Array.isArray(v), {
+            error: 'ipScope must be an object of scope settings (concurrency, delaySecs, ...)',
+        })
+        .pipe(scopeSchema)
+        .optional(),
+    ipResolver: z
+        .custom<IpResolver>(isFunction, {
+            error: 'ipResolver must be a function (hostname) => Promise<{ addresses: string[]; ttlSecs: number }>',
+        })
+        .optional(),
+    rememberLearnedRates: z
+        .union(
+            [
+                z.boolean(),
+                z.strictObject({
+                    storeName: z
+                        .string()
+                        .regex(
+                            /^[a-zA-Z0-9-]{1,63}$/,
+                            'rememberLearnedRates.storeName must be 1-63 letters, digits or hyphens (a key-value store name)',
+                        )
+                        .optional(),
+                    maxAgeSecs: seconds('rememberLearnedRates.maxAgeSecs')
+                        .positive('rememberLearnedRates.maxAgeSecs must be > 0')
+                        .optional(),
+                }),
+            ],
+            { error: 'rememberLearnedRates must be true/false or an object with storeName, maxAgeSecs' },
+        )
         .optional(),
     baseDelaySecs: seconds('baseDelaySecs').optional(),
     maxDelaySecs: seconds('maxDelaySecs').optional(),
@@ -208,7 +242,8 @@ export const throttlingOptionsSchema = z.strictObject({
 export function formatOptionIssues(subject: string, error: z.ZodError): string {
     const lines = error.issues.map((issue) => {
         if (issue.code === 'unrecognized_keys') {
-            return `unknown option(s) ${issue.keys.map((k) => `\`${k}\``).join(', ')}`;
+            const where = issue.path.length ? ` in \`${issue.path.join('.')}\`` : '';
+            return `unknown option(s) ${issue.keys.map((k) => `\`${k}\``).join(', ')}${where}`;
         }
         const path = issue.path.length ? `\`${issue.path.join('.')}\`` : 'options';
         return `${path}: ${issue.message}`;

@@ -6,6 +6,13 @@ import { systemClock } from '../time/clock';
 import type { DomainStateStore } from '../pacing/domain-state-store';
 import type { SharedDomainClock } from '../shared-clock/shared-domain-clock';
 import type { ThrottleBy } from '../routing/domain-key';
+import type { IpResolver } from '../ip/ip-resolver';
+import { createSystemIpResolver } from '../ip/ip-resolver';
+import { isIpScope } from '../ip/ip-address';
+import type { LearnedRatesSettings } from './learned-rates-settings';
+import { resolveLearnedRates } from './learned-rates-settings';
+
+export type { LearnedRatesSettings } from './learned-rates-settings';
 import { ThrottlingOptionsError } from '../errors';
 import type { RobotsFetcher } from '../robots/robots-crawl-delay';
 import type { ResolvedPolicy, ScopeSettings } from './policy';
@@ -38,9 +45,33 @@ export interface ThrottlingRequestManagerOptions extends Omit<ScopeSettings, 'ba
     /**
      * What one throttled "domain" is: the URL's hostname, or its registrable domain (so
      * `a.example.com` and `b.example.com` share one clock). IPs and `localhost` stay per hostname.
+     * `'ip'` paces by hostname and also by address: hosts that resolve to one IP address (shared
+     * hosting, one CDN edge) share the scope `ip:<address>` beside their own, and a request goes only
+     * when both allow it (Nutch's `fetcher.queue.mode=byIP`). See `ipScope` and docs/policy.md.
      * @default 'hostname'
      */
-    throttleBy?: ThrottleBy;
+    throttleBy?: ThrottleBy | 'ip';
+    /**
+     * Under `throttleBy: 'ip'`, the settings of every IP scope, over the manager-wide defaults (so by
+     * default an address is paced like one host). `scopes['ip:203.0.113.7']` overrides one address.
+     * @default {} (the manager-wide settings)
+     */
+    ipScope?: ScopeSettings;
+    /**
+     * Under `throttleBy: 'ip'`, resolves a hostname to its addresses. Answers are cached for their
+     * `ttlSecs`; a rejection leaves the host paced by its own scope.
+     * @default DNS A/AAAA records with their TTL, falling back to the system lookup (`/etc/hosts`,
+     * `localhost`) kept 60 s
+     */
+    ipResolver?: IpResolver;
+    /**
+     * Keep the rate adaptive pacing learned for each scope in a named key-value store (which
+     * `purgeOnStart` leaves alone), and start from it the next time that scope is crawled instead of
+     * probing from scratch. `false` turns it off; an object names the store and how old a learned
+     * rate may be before it is ignored. See docs/policy.md.
+     * @default true (store 'crawlee-throttling-learned-rates', rates up to 7 days old)
+     */
+    rememberLearnedRates?: boolean | LearnedRatesSettings;
     /**
      * First backoff after a refusal without a usable `Retry-After`, multiplied by `backoffFactor`
      * on each further escalation.
@@ -189,7 +220,18 @@ export interface ThrottlingRequestManagerOptions extends Omit<ScopeSettings, 'ba
 export interface ResolvedThrottlingOptions {
     inner?: InnerRequestManager;
     domains: readonly string[] | 'all';
+    /** How throttling keys are formed (`'hostname'` under `throttleBy: 'ip'`). */
     throttleBy: ThrottleBy;
+    /** `throttleBy: 'ip'`: each request's address is a scope of its own beside its host's. */
+    paceByIp: boolean;
+    /** The resolver of `throttleBy: 'ip'` (the system one unless given); undefined without it. */
+    ipResolver?: IpResolver;
+    /** The policy of every IP scope without a `scopes` entry of its own. */
+    ipPolicy: ResolvedPolicy;
+    /** The settings every IP scope falls back to (`ipScope` over the manager-wide settings). */
+    ipSettings: ScopeSettings;
+    /** Where learned rates are kept; undefined when `rememberLearnedRates` is false. */
+    learnedRates?: { storeName: string; maxAgeMs: number };
     baseDelayMs: number;
     maxDelayMs: number;
     minCrawlDelayMs: number;
@@ -227,14 +269,22 @@ export function resolveThrottlingOptions(options: ThrottlingRequestManagerOption
     if (!parsed.success) throw new ThrottlingOptionsError(formatOptionIssues('ThrottlingRequestManager', parsed.error));
     const o = parsed.data;
     const { baseDelaySecs, maxDelaySecs } = backoffBounds(o);
-    const throttleBy = o.throttleBy ?? 'hostname';
+    const paceByIp = o.throttleBy === 'ip';
+    checkIpOptions(o, paceByIp);
+    const throttleBy = o.throttleBy === 'registrableDomain' ? 'registrableDomain' : 'hostname';
     const defaults: ScopeSettings = { ...o, backoffMinDelaySecs: baseDelaySecs, backoffMaxDelaySecs: maxDelaySecs };
     const defaultPolicy = resolvePolicy(defaults, {});
-    const { scopes, scopeSettings } = resolveScopes(o.scopes ?? {}, defaults, throttleBy);
+    const ipSettings: ScopeSettings = { ...defaults, ...(o.ipScope ?? {}) };
+    const { scopes, scopeSettings } = resolveScopes(o.scopes ?? {}, { defaults, ipSettings }, throttleBy);
     return {
         inner: o.inner,
         domains: o.domains,
         throttleBy,
+        paceByIp,
+        ipResolver: paceByIp ? (o.ipResolver ?? createSystemIpResolver()) : undefined,
+        ipPolicy: resolvePolicy(ipSettings, {}),
+        ipSettings,
+        learnedRates: resolveLearnedRates(o.rememberLearnedRates),
         baseDelayMs: baseDelaySecs * 1000,
         maxDelayMs: maxDelaySecs * 1000,
         minCrawlDelayMs: (o.minCrawlDelaySecs ?? 0) * 1000,
@@ -263,16 +313,40 @@ export function resolveThrottlingOptions(options: ThrottlingRequestManagerOption
     };
 }
 
+/** What a scope's own settings fall back to: `ipScope` for an IP scope, the manager-wide ones for any other. */
+export function baseSettingsOf(
+    options: { defaultSettings: ScopeSettings; ipSettings: ScopeSettings },
+    key: string,
+): ScopeSettings {
+    return isIpScope(key) ? options.ipSettings : options.defaultSettings;
+}
+
 /** Every configured scope's policy and settings, by normalised key. */
-function resolveScopes(raw: Record<string, ScopeSettings>, defaults: ScopeSettings, throttleBy: ThrottleBy) {
+function resolveScopes(
+    raw: Record<string, ScopeSettings>,
+    bases: { defaults: ScopeSettings; ipSettings: ScopeSettings },
+    throttleBy: ThrottleBy,
+) {
     const scopes = new Map<string, ResolvedPolicy>();
     const scopeSettings = new Map<string, ScopeSettings>();
     for (const [name, settings] of Object.entries(raw)) {
         const key = normalizeScope(name, throttleBy);
         scopeSettings.set(key, settings);
-        scopes.set(key, { ...resolvePolicy(defaults, settings), scopeKey: key });
+        const base = baseSettingsOf({ defaultSettings: bases.defaults, ipSettings: bases.ipSettings }, key);
+        scopes.set(key, { ...resolvePolicy(base, settings), scopeKey: key });
     }
     return { scopes, scopeSettings };
+}
+
+/** `ipScope` and `ipResolver` mean nothing without `throttleBy: 'ip'`: say so rather than ignore them. */
+function checkIpOptions(o: ThrottlingRequestManagerOptions, paceByIp: boolean): void {
+    if (paceByIp) return;
+    for (const name of ['ipScope', 'ipResolver'] as const) {
+        if (o[name] === undefined) continue;
+        throw new ThrottlingOptionsError(
+            `Invalid ThrottlingRequestManager options: \`${name}\` applies only with throttleBy: 'ip' (throttleBy is ${JSON.stringify(o.throttleBy ?? 'hostname')})`,
+        );
+    }
 }
 
 /** The manager-wide backoff bounds (v4 names or ours), checked against each other and every scope's. */
@@ -286,9 +360,14 @@ function backoffBounds(o: ThrottlingRequestManagerOptions): { baseDelaySecs: num
             `Invalid ThrottlingRequestManager options: \`${minName}\` (${baseDelaySecs}) must not exceed \`${maxName}\` (${maxDelaySecs})`,
         );
     }
-    for (const [key, scope] of Object.entries(o.scopes ?? {})) {
-        const min = scope.backoffMinDelaySecs ?? baseDelaySecs;
-        const max = scope.backoffMaxDelaySecs ?? maxDelaySecs;
+    const ipMin = o.ipScope?.backoffMinDelaySecs ?? baseDelaySecs;
+    const ipMax = o.ipScope?.backoffMaxDelaySecs ?? maxDelaySecs;
+    const scopes: [string, ScopeSettings][] = [...Object.entries(o.scopes ?? {})];
+    if (o.ipScope) scopes.push(['ipScope', o.ipScope]);
+    for (const [key, scope] of scopes) {
+        const ip = isIpScope(key);
+        const min = scope.backoffMinDelaySecs ?? (ip ? ipMin : baseDelaySecs);
+        const max = scope.backoffMaxDelaySecs ?? (ip ? ipMax : maxDelaySecs);
         if (min > max) {
             throw new ThrottlingOptionsError(
                 `Invalid ThrottlingRequestManager options: in scope \`${key}\`, backoffMinDelaySecs (${min}) must not exceed backoffMaxDelaySecs (${max})`,

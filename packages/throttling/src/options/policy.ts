@@ -1,3 +1,4 @@
+import { isIpScope, parseIpScopeKey } from '../ip/ip-address';
 import { normalizeHostname } from '../routing/domain-key';
 import { normalizeScopePath } from '../routing/scope-path';
 import type { RampupPolicy } from '../pacing/rampup';
@@ -129,7 +130,7 @@ export interface RampupSettings {
     windowSecs?: number;
     /**
      * Rate to start from, requests per second; unset: unpaced until the first trigger, then slow
-     * start from what got through.
+     * start from what got through. A rate an earlier crawl learned (`rememberLearnedRates`) wins.
      */
     initialRate?: number;
     /** @default 0.01 */
@@ -225,13 +226,17 @@ export interface ScopeKey {
 }
 
 /**
- * Parses a `scopes` key (`example.com`, `api.example.com/search`). Throws a message naming the
+ * Parses a `scopes` key (`example.com`, `api.example.com/search`, `@budget`, `ip:203.0.113.7`). Throws a message naming the
  * key and the allowed forms when it is malformed.
  */
 export function parseScopeKey(raw: string): ScopeKey {
     const allowed =
-        "a hostname ('api.example.com'), a hostname with a path prefix ('api.example.com/search') or a named scope ('@budget')";
+        "a hostname ('api.example.com'), a hostname with a path prefix ('api.example.com/search'), a named scope ('@budget') or an address ('ip:203.0.113.7')";
     if (typeof raw === 'string' && /^@[\w.:-]+$/.test(raw)) return { key: raw, host: raw };
+    if (typeof raw === 'string' && isIpScope(raw)) {
+        const key = parseIpScopeKey(raw);
+        return { key, host: key };
+    }
     if (typeof raw !== 'string' || raw.trim() !== raw || raw === '')
         throw new Error(`scope key ${JSON.stringify(raw)} is not valid: use ${allowed}`);
     if (/^[a-z][a-z0-9+.-]*:\/\//i.test(raw))

@@ -2,7 +2,7 @@ import { ThrottlingOptionsError } from '../errors';
 import type { ScopeRouter } from '../routing/scope-router';
 import { normalizeScope } from '../routing/request-scopes';
 import type { ResolvedThrottlingOptions } from './options';
-import { resolvePolicy } from './options';
+import { baseSettingsOf, resolvePolicy } from './options';
 import { formatOptionIssues, scopeSchema } from './options-schema';
 import type { ResolvedPolicy, ScopeSettings } from './policy';
 
@@ -64,7 +64,7 @@ export class ScopeEditor {
     }
 
     private resolve(key: string, merged: ScopeSettings): ResolvedPolicy {
-        const defaults = this.options.defaultSettings;
+        const defaults = baseSettingsOf(this.options, key);
         const min = merged.backoffMinDelaySecs ?? defaults.backoffMinDelaySecs ?? 0;
         const max = merged.backoffMaxDelaySecs ?? defaults.backoffMaxDelaySecs ?? Infinity;
         if (min > max) {

@@ -27,7 +27,7 @@ import { NUMERIC_FIELDS, UNLIMITED } from './domain-state-types';
 import { SlotPool } from './slot-pool';
 import type { RampupPolicy } from './rampup';
 import { RAMPUP_DEFAULTS as RAMPUP_FALLBACK } from './rampup';
-import type { RatePacer } from './rate-pacer';
+import type { LearnedRate, RatePacer } from './rate-pacer';
 import { createPacer, pacerFromJSON } from './rate-pacer';
 
 export type {
@@ -57,6 +57,8 @@ export class DomainState extends DomainStateRecord {
      * skipped for it (`onExcessiveCrawlDelay: 'skip'`). Not saved: robots.txt is read again on resume.
      */
     excessiveCrawlDelaySecs?: number;
+    /** What an earlier run learned of the scope's rate (`rememberLearnedRates`); its pacer starts there. */
+    learnedRate?: LearnedRate;
 
     constructor(domain: string) {
         super(domain);
@@ -134,10 +136,22 @@ export class DomainState extends DomainStateRecord {
         return best;
     }
 
-    /** The rampup search of this scope, created on first use. */
+    /** The rampup search of this scope, created on first use (from the rate an earlier run learned, if any). */
     ramp(policy: RampupPolicy): RatePacer {
-        this.rampupState ??= createPacer(policy);
+        this.rampupState ??= createPacer(policy, this.learnedRate);
         return this.rampupState;
+    }
+
+    /**
+     * Starts the scope's pacing from what an earlier run learned, unless it has sent anything already
+     * (then it learns for itself, or resumed its own saved pacing). Returns whether it took it.
+     */
+    startFrom(learned: LearnedRate): boolean {
+        if (this.dispatched > 0) return false;
+        this.learnedRate = learned;
+        // A pacer made before (a snapshot asked for the interval) has learned nothing yet.
+        this.rampupState = undefined;
+        return true;
     }
 
     /** Cost spent in the quota window containing `now`. */

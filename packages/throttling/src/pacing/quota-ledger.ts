@@ -1,6 +1,7 @@
 import type { Request } from '@crawlee/core';
 
 import type { HeldSlot } from '../dispatch/handout-ledger';
+import type { IpScopes } from '../ip/ip-scopes';
 import type { ResolvedThrottlingOptions } from '../options/options';
 import type { DomainQueue } from '../queues/domain-queue';
 import { normalizeScope } from '../routing/request-scopes';
@@ -30,6 +31,8 @@ export class QuotaLedger {
         private readonly router: ScopeRouter,
         private readonly states: DomainStateStore,
         private readonly floor: PacingFloor,
+        // The address scope of each request, under throttleBy: 'ip'.
+        private readonly ipScopes?: IpScopes,
     ) {}
 
     /**
@@ -39,9 +42,16 @@ export class QuotaLedger {
      */
     admit(request: Request, entry: DomainQueue, now: number): HeldSlot[] | undefined | false {
         const primaryPolicy = this.router.policyOf(entry.key);
+        const ip = this.ipScopes?.scopeOf(request.url, now);
+        if (ip === 'pending') {
+            // Its host's first DNS answer is on its way: this domain waits for it, the others go on.
+            entry.blockedUntil = this.ipScopes!.hold(request.url, entry, now);
+            return false;
+        }
         const declared = this.router.declaresScopes(request);
-        if (!declared && !primaryPolicy.quota) return undefined;
+        if (!declared && !primaryPolicy.quota && ip === undefined) return undefined;
         const { primaryCost, extras } = this.costsOf(request, entry, declared);
+        if (ip !== undefined && !extras.some(([scope]) => scope === ip)) extras.push([ip, 1]);
         const blockedUntil = this.blockedUntil(entry, primaryCost, extras, now);
         if (blockedUntil > now) {
             entry.blockedUntil = blockedUntil;

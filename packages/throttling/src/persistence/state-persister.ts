@@ -9,6 +9,7 @@ import type { DomainRegistry } from '../queues/domain-registry';
 import { dropQueue } from '../queues/domain-registry';
 import { listStoredQueueNames } from '../queues/stored-queues';
 import type { Clock } from '../time/clock';
+import type { LearnedRates } from './learned-rates';
 import type { PersistedThrottlingState } from './persisted-state';
 import { parsePersistedState, PERSISTED_STATE_VERSION } from './persisted-state';
 
@@ -29,6 +30,8 @@ export interface StatePersisterDeps {
     restoreScopeUpdates(saved: Record<string, unknown>): void;
     /** A domain's queue was reopened with work: schedule it. */
     restored(entry: DomainQueue): void;
+    /** The rates learned by earlier runs: read on first use, written with every save. */
+    learned: LearnedRates;
     warn(message: string): void;
 }
 
@@ -50,6 +53,8 @@ export class StatePersister {
         const config = this.configuration();
         if (config.get('purgeOnStart')) await this.purgeStoredQueues();
         else await this.restore();
+        // After a restore: a scope that resumed its own pacing keeps it.
+        await this.deps.learned.load(this.deps.states);
         this.listen();
     }
 
@@ -131,6 +136,7 @@ export class StatePersister {
         if (Object.keys(record.scopeUpdates!).length === 0) delete record.scopeUpdates;
         const store = await KeyValueStore.open(null, { config });
         await store.setValue(options.persistStateKey, record);
+        await this.deps.learned.save(states.list());
     }
 
     /** Drops this manager's `throttled-*` queues left by earlier runs (Crawlee purges only default storages). */

@@ -10,6 +10,7 @@ import type { ProcessedRequest } from '@crawlee/types';
 import { ThrottledDomainLimitError } from '../errors';
 import type { ResolvedThrottlingOptions } from '../options/options';
 import type { ThrottlingEventEmitter } from '../integration/throttling-events';
+import type { IpScopes } from '../ip/ip-scopes';
 import type { DomainStateStore } from '../pacing/domain-state-store';
 import type { StatePersister } from '../persistence/state-persister';
 import type { OriginGate } from '../robots/origin-gate';
@@ -30,6 +31,8 @@ export interface DomainIntakeDeps {
     persister: StatePersister;
     scheduler: Scheduler;
     events: ThrottlingEventEmitter;
+    /** Under throttleBy: 'ip', asked as requests arrive, so their host's address is known before they go. */
+    ipScopes?: IpScopes;
 }
 
 /**
@@ -61,6 +64,7 @@ export class DomainIntake {
             if (options.domains === 'all' && persister.storagePersists()) entry.saved = persister.save();
         }
         gate.checkIfDue(entry, source.url);
+        this.deps.ipScopes?.scopeOf(source.url, this.deps.clock.now());
         await registry.open(entry);
         if (awaitSaved && entry.saved) await entry.saved;
         return entry;

@@ -1,6 +1,7 @@
 import type { ThrottleBy } from './domain-key';
 import { domainKeyOfConfigured } from './domain-key';
 import { parseScopeKey } from '../options/policy';
+import { isIpScope } from '../ip/ip-address';
 
 /**
  * What a request says about its scopes: `request.userData.throttlingScopes` (or `getScopes`)
@@ -18,7 +19,7 @@ export interface RequestScopes {
     extras: [scope: string, cost: number][];
 }
 
-/** Named scopes (`@budget`) are free-form; others are hostnames or `host/path` prefixes. */
+/** Named scopes (`@budget`) are free-form; others are hostnames, `host/path` prefixes or `ip:` addresses. */
 export const NAMED_SCOPE = /^@[\w.:-]+$/;
 
 /**
@@ -28,6 +29,7 @@ export const NAMED_SCOPE = /^@[\w.:-]+$/;
 export function normalizeScope(raw: string, throttleBy: ThrottleBy): string {
     if (NAMED_SCOPE.test(raw)) return raw;
     const parsed = parseScopeKey(raw);
+    if (isIpScope(parsed.key)) return parsed.key;
     const host = domainKeyOfConfigured(parsed.host, throttleBy);
     return parsed.pathPrefix ? `${host}${parsed.pathPrefix}` : host;
 }

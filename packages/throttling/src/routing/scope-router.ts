@@ -1,4 +1,5 @@
 import { ThrottlingOptionsError } from '../errors';
+import { isIpScope } from '../ip/ip-address';
 import type { ResolvedThrottlingOptions } from '../options/options';
 import type { ResolvedPolicy } from '../options/policy';
 import { domainKeyOfConfigured, domainKeyOfUrl } from './domain-key';
@@ -129,7 +130,8 @@ export class ScopeRouter {
     policyOf(key: string): ResolvedPolicy {
         let policy = this.policies.get(key);
         if (!policy) {
-            policy = this.options.scopes.get(key) ?? this.options.defaultPolicy;
+            policy =
+                this.options.scopes.get(key) ?? (isIpScope(key) ? this.options.ipPolicy : this.options.defaultPolicy);
             this.policies.set(key, policy);
         }
         return policy;
