@@ -137,3 +137,35 @@ export class CrawlDelayTooLongError extends NonRetryableError {
         );
     }
 }
+
+/**
+ * Fails a request whose origin's robots.txt stayed unreachable (a 5xx, a 429, a timeout or a network
+ * error) through its `maxRobotsRetries` retries. RFC 9309 §2.3.1.4 asks a crawler to assume complete
+ * disallow then, so the origin's requests fail without being sent until `robotsUnreachableDisallowSecs`
+ * have passed; after that, robots.txt is read again. A `NonRetryableError`.
+ */
+export class RobotsUnreachableError extends NonRetryableError {
+    override name = 'RobotsUnreachableError' as const;
+    readonly code = 'ERR_THROTTLING_ROBOTS_UNREACHABLE' as const;
+
+    constructor(
+        readonly url: string,
+        readonly origin: string,
+        /** What the last read met, e.g. `answered 503`. */
+        readonly reason: string,
+        /** Reads of robots.txt that failed in a row. */
+        readonly attempts: number,
+        /** Epoch ms when robots.txt is read again. */
+        readonly disallowedUntil: number,
+    ) {
+        super(
+            `${url}: robots.txt of ${origin} ${reason} (${attempts} reads in a row); RFC 9309 says to assume complete disallow, so the request failed without being sent. robots.txt is read again after ${isoTime(disallowedUntil)} (robotsUnreachableDisallowSecs)`,
+        );
+    }
+}
+
+/** An epoch-ms time as ISO 8601; a time past what `Date` holds (a huge setting) reads as such. */
+function isoTime(ms: number): string {
+    const date = new Date(ms);
+    return Number.isNaN(date.getTime()) ? 'the end of time' : date.toISOString();
+}

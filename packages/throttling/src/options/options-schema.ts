@@ -165,6 +165,12 @@ export const throttlingOptionsSchema = z.strictObject({
     maxCrawlDelaySecs: seconds('maxCrawlDelaySecs').positive('maxCrawlDelaySecs must be > 0').optional(),
     robotsUserAgent: z.string().min(1, 'robotsUserAgent must be a non-empty string').optional(),
     robotsFetcher: z.custom<RobotsFetcher>(isFunction, { error: 'robotsFetcher must be a function' }).optional(),
+    maxRobotsRetries: z
+        .number({ error: 'maxRobotsRetries must be a whole number >= 0' })
+        .int('maxRobotsRetries must be a whole number >= 0')
+        .min(0, 'maxRobotsRetries must be a whole number >= 0')
+        .optional(),
+    robotsUnreachableDisallowSecs: seconds('robotsUnreachableDisallowSecs').optional(),
     sameDomainDelay: z.enum(['fold', 'refuse'], { error: "sameDomainDelay must be 'fold' or 'refuse'" }).optional(),
     clock: z
         .custom<Clock>((v) => typeof v === 'object' && v !== null && isFunction((v as Clock).now), {

@@ -1,5 +1,5 @@
 import { DEFAULT_PERSIST_STATE_KEY } from '../queues/queue-namespace';
-import { DEFAULT_MAX_CRAWL_DELAY_SECS } from '../robots/robots-crawl-delay';
+import { DEFAULT_MAX_CRAWL_DELAY_SECS, DEFAULT_ROBOTS_TTL_MS } from '../robots/robots-crawl-delay';
 
 import type { Clock } from '../time/clock';
 import { systemClock } from '../time/clock';
@@ -136,6 +136,23 @@ export interface ThrottlingRequestManagerOptions extends Omit<ScopeSettings, 'ba
      */
     robotsFetcher?: RobotsFetcher;
     /**
+     * Reads of a robots.txt that answered 5xx or 429, or not at all (a timeout, a network error),
+     * made again before giving up on it. Meanwhile the origin is paused: its key backs off (for
+     * `Retry-After` when the answer has one, else exponentially) and its requests wait, spending no
+     * retry. Nutch's `http.robots.503.defer.visits.retries`.
+     * @default 5
+     */
+    maxRobotsRetries?: number;
+    /**
+     * How long an origin whose robots.txt stayed unreachable through `maxRobotsRetries` is treated as
+     * RFC 9309 §2.3.1.4 says, as disallowing everything: its requests fail with
+     * `RobotsUnreachableError` without being sent; after that, robots.txt is read again. An origin
+     * whose robots.txt was read before keeps the rules of that read instead (RFC 9309 §2.4). 0 turns
+     * this off: after the retries the origin is crawled with no rules.
+     * @default 86400 (24 h, the longest a robots.txt answer is cached)
+     */
+    robotsUnreachableDisallowSecs?: number;
+    /**
      * What `attach()` does with a crawler's own `sameDomainDelaySecs`: `'fold'` raises this manager's
      * floor to it and switches Crawlee's delay off (so requests are not paced twice); `'refuse'`
      * throws instead.
@@ -207,6 +224,8 @@ export interface ResolvedThrottlingOptions {
     maxCrawlDelaySecs: number;
     robotsUserAgent?: string;
     robotsFetcher?: RobotsFetcher;
+    maxRobotsRetries: number;
+    robotsUnreachableDisallowMs: number;
     sameDomainDelay: 'fold' | 'refuse';
     /** The policy of every throttled domain without a scope of its own. */
     defaultPolicy: ResolvedPolicy;
@@ -252,6 +271,11 @@ export function resolveThrottlingOptions(options: ThrottlingRequestManagerOption
         maxCrawlDelaySecs: o.maxCrawlDelaySecs ?? DEFAULT_MAX_CRAWL_DELAY_SECS,
         robotsUserAgent: o.robotsUserAgent,
         robotsFetcher: o.robotsFetcher,
+        maxRobotsRetries: o.maxRobotsRetries ?? 5,
+        robotsUnreachableDisallowMs:
+            o.robotsUnreachableDisallowSecs === undefined
+                ? DEFAULT_ROBOTS_TTL_MS
+                : o.robotsUnreachableDisallowSecs * 1000,
         sameDomainDelay: o.sameDomainDelay ?? 'fold',
         defaultPolicy,
         scopes,
