@@ -1,4 +1,4 @@
-import { CriticalError, NonRetryableError, RetryRequestError } from '@crawlee/core';
+import { CriticalError, NonRetryableError, RetryRequestError, SessionError } from '@crawlee/core';
 
 /** Base of the plugin's own errors; each subclass has a stable `code` to match on. */
 export abstract class ThrottlingError extends Error {
@@ -168,4 +168,24 @@ export class RobotsUnreachableError extends NonRetryableError {
 function isoTime(ms: number): string {
     const date = new Date(ms);
     return Number.isNaN(date.getTime()) ? 'the end of time' : date.toISOString();
+}
+
+/**
+ * Thrown from the crawler integration when `refusalWhen` calls a response `'blocked'` (a challenge
+ * page, say). A Crawlee `SessionError`: Crawlee retires the session and retries the request with
+ * another, up to `maxSessionRotations`, as it does for blocked requests; the domain does not back off,
+ * and the retry is not a free one.
+ */
+export class RequestBlockedError extends SessionError {
+    override name = 'RequestBlockedError' as const;
+    readonly code = 'ERR_THROTTLING_REQUEST_BLOCKED' as const;
+
+    constructor(
+        readonly url: string,
+        readonly statusCode: number,
+    ) {
+        super(
+            `${url} answered ${statusCode}, which refusalWhen calls blocked: the session is retired and the request retried with another`,
+        );
+    }
 }

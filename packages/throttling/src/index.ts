@@ -40,11 +40,20 @@ export {
     DomainUnreachableError,
     CrawlDelayTooLongError,
     RobotsUnreachableError,
+    RequestBlockedError,
 } from './errors';
 export type { StalledDomain } from './errors';
 export { parseRetryAfter } from './response/retry-after';
 export type { AttachableCrawler } from './integration/crawler-integration';
 export type { NavigationContext } from './response/response-interpreter';
+export type {
+    RefusalWhen,
+    RefusalWhenFunction,
+    RefusalWhenShorthand,
+    RefusalVerdict,
+    RefusalResponse,
+    TextPattern,
+} from './response/refusal-rule';
 export type {
     DomainGate,
     DomainGateAttempt,

@@ -287,7 +287,7 @@ export class ThrottlingRequestManager implements IRequestManager, ThrottlerPort 
      */
     async handleResponse(context: NavigationContext, response: unknown): Promise<void> {
         this.integrated = true;
-        this.parts.responses.handle(context, response);
+        await this.parts.responses.handle(context, response);
     }
 
     /** @internal Skips the domain of `url` for an excessive robots.txt crawl delay (undefined: stops). */

@@ -8,6 +8,8 @@ import type { SharedDomainClock } from '../shared-clock/shared-domain-clock';
 import type { ThrottleBy } from '../routing/domain-key';
 import { ThrottlingOptionsError } from '../errors';
 import type { RobotsFetcher } from '../robots/robots-crawl-delay';
+import type { RefusalRule, RefusalWhen } from '../response/refusal-rule';
+import { refusalRuleOf } from '../response/refusal-rule';
 import type { ResolvedPolicy, ScopeSettings } from './policy';
 import { DEFAULT_BACKOFF_STATUS_CODES, jitterRange, POLICY_DEFAULTS, resolveRampup } from './policy';
 import type { InnerRequestManager, RequestManagerOpener } from './options-schema';
@@ -108,6 +110,21 @@ export interface ThrottlingRequestManagerOptions extends Omit<ScopeSettings, 'ba
      * dispatched only when every scope allows it. Return undefined to keep the default.
      */
     getScopes?: GetScopes;
+    /**
+     * Decides, before the built-in rules (`backoffStatusCodes`), what a response is:
+     * - a function `(context, response) => 'refused' | 'blocked' | undefined` (may be async), where
+     *   `response` has `statusCode`, `headers`, `url`, `body()` (the first 256 KiB as text, read
+     *   without taking the body from the crawler) and `raw`;
+     * - or the shorthand `{ statusCodes?, bodyPattern?, headerPattern?: { name, pattern } }`: a
+     *   response meeting every field given is `'refused'` (a string pattern matches as a substring).
+     *
+     * `'refused'` backs the domain off and retries the request for free, as a 429 (Shopify's 430:
+     * `{ statusCodes: [430] }`); `'blocked'` (a challenge page) throws `RequestBlockedError`, a
+     * `SessionError`, so Crawlee retires the session and retries with another, no backoff;
+     * undefined leaves the response to the built-in rules.
+     * @default undefined (the built-in rules alone)
+     */
+    refusalWhen?: RefusalWhen;
     /**
      * Most free (throttled) retries of one request; past it, a refusal spends a normal retry, so a
      * single URL that always answers 503 cannot loop forever.
@@ -238,6 +255,8 @@ export interface ResolvedThrottlingOptions {
     random: () => number;
     maxFreeRetries: number;
     getScopes?: GetScopes;
+    /** `refusalWhen` as one function (the shorthand compiled), its answers checked. */
+    refusalWhen?: RefusalRule;
 }
 
 /** Validates user options and applies every default, in this one place. */
@@ -284,6 +303,7 @@ export function resolveThrottlingOptions(options: ThrottlingRequestManagerOption
         random: o.random ?? Math.random,
         maxFreeRetries: o.maxFreeRetries ?? 20,
         getScopes: o.getScopes,
+        refusalWhen: o.refusalWhen && refusalRuleOf(o.refusalWhen),
     };
 }
 
