@@ -72,8 +72,8 @@ function setup(fetcher: ReturnType<typeof scripted>, options: Partial<Throttling
 const snap = (manager: ThrottlingRequestManager, key: string) => manager.snapshot().find((s) => s.domain === key);
 
 describe('what a failed robots.txt read leads to (decideRobotsFailure)', () => {
-    const failure = { reason: 'answered 503' };
-    const base = { retriesLeft: 0, hasGoodRead: false, disallowMs: 60_000, now: T0 };
+    const failure = { reason: 'answered 503', answered: true };
+    const base = { retriesLeft: 0, hasGoodRead: false, disallowMs: 60_000, errorBudgetSpent: false, now: T0 };
 
     test('while retries are left: read again, after Retry-After when the answer had one', () => {
         expect(decideRobotsFailure(failure, { ...base, retriesLeft: 2 })).toEqual({ action: 'retry' });
@@ -88,6 +88,13 @@ describe('what a failed robots.txt read leads to (decideRobotsFailure)', () => {
         });
     });
 
+    test("reads with no answer that spent the domain's error budget leave the rest to it, retries or not", () => {
+        const none = { reason: 'did not answer (timeout or network error)', answered: false };
+        expect(decideRobotsFailure(none, { ...base, retriesLeft: 3, errorBudgetSpent: true })).toEqual({
+            action: 'errorBudget',
+        });
+    });
+
     test('retries spent: an earlier good read stays; else disallow for the period; a period of 0 allows', () => {
         expect(decideRobotsFailure(failure, { ...base, hasGoodRead: true })).toEqual({ action: 'keepLastGood' });
         expect(decideRobotsFailure(failure, base)).toEqual({ action: 'disallow', forMs: 60_000 });
@@ -96,11 +103,12 @@ describe('what a failed robots.txt read leads to (decideRobotsFailure)', () => {
 
     test('which reads failed: 5xx (with its Retry-After), 429 and no answer; a 4xx or a file did not', () => {
         expect(robotsReadFailure({ kind: 'none', reason: 'server-error', status: 503, retryAfterHeader: '5' })).toEqual(
-            { reason: 'answered 503', retryAfterHeader: '5' },
+            { reason: 'answered 503', answered: true, retryAfterHeader: '5' },
         );
-        expect(robotsReadFailure({ kind: 'rateLimited' })).toEqual({ reason: 'answered 429' });
+        expect(robotsReadFailure({ kind: 'rateLimited' })).toEqual({ reason: 'answered 429', answered: true });
         expect(robotsReadFailure({ kind: 'none', reason: 'unreachable' })).toEqual({
             reason: 'did not answer (timeout or network error)',
+            answered: false,
         });
         expect(robotsReadFailure({ kind: 'none', reason: 'client-error' })).toBeUndefined();
         expect(robotsReadFailure({ kind: 'none', reason: 'missing' })).toBeUndefined();
@@ -291,6 +299,43 @@ describe('a robots.txt that answers 5xx or 429, or not at all', () => {
         const second = (await manager.fetchNextRequest())!;
         expect(second.url).toBe('https://a.com/2');
         await expect(beforeSending(second)).resolves.toBeUndefined();
+    });
+
+    test("defaults: a robots.txt that never answers spends the domain's error budget (5): its requests fail with DomainUnreachableError", async () => {
+        const robots = scripted([NO_ANSWER]);
+        const { manager, clock, beforeSending } = setup(robots);
+        await manager.addRequest({ url: 'https://a.com/1' });
+        await settle();
+        for (const wait of [2_000, 4_000, 8_000, 16_000]) {
+            clock.advance(wait);
+            expect(await manager.fetchNextRequest()).toBeNull();
+            await settle();
+        }
+        expect(robots.reads.map((r) => r.at - T0)).toEqual([0, 2_000, 6_000, 14_000, 30_000]);
+        expect(snap(manager, 'a.com')).toMatchObject({ consecutiveErrors: 5 });
+        // Handed out at once, to fail unsent: the host is down.
+        const request = (await manager.fetchNextRequest())!;
+        await expect(beforeSending(request)).rejects.toMatchObject({
+            name: 'DomainUnreachableError',
+            consecutiveErrors: 5,
+        });
+        expect(robots.reads).toHaveLength(5);
+    });
+
+    test("a robots.txt answer (even a 503) ends a run of network errors in the domain's error budget", async () => {
+        const robots = scripted([NO_ANSWER, answer(503), NO_ANSWER, file('User-agent: *\n')]);
+        const { manager, clock } = setup(robots);
+        await manager.addRequest({ url: 'https://a.com/1' });
+        await settle();
+        expect(snap(manager, 'a.com')).toMatchObject({ consecutiveErrors: 1 });
+        clock.advance(2_000);
+        await manager.fetchNextRequest();
+        await settle();
+        expect(snap(manager, 'a.com')).toMatchObject({ consecutiveErrors: 0 });
+        clock.advance(4_000);
+        await manager.fetchNextRequest();
+        await settle();
+        expect(snap(manager, 'a.com')).toMatchObject({ consecutiveErrors: 1 });
     });
 
     test('robotsUnreachableDisallowSecs: 0 crawls the origin without rules once the retries are spent', async () => {

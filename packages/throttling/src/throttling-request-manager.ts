@@ -295,6 +295,11 @@ export class ThrottlingRequestManager implements IRequestManager, ThrottlerPort 
         this.parts.recorder.skipForCrawlDelay(url, declaredSecs);
     }
 
+    /** @internal A robots.txt read of the domain of `url` got an answer, or none (an error of its budget). */
+    noteRobotsRead(url: string, answered: boolean): boolean {
+        return this.parts.recorder.robotsRead(url, answered);
+    }
+
     /**
      * Throws `DomainUnreachableError` (or `CrawlDelayTooLongError`) for a request whose domain spent its error budget
      * (`maxConsecutiveErrors` network errors in a row), so it fails without being sent. `attach()`

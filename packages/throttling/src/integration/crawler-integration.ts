@@ -168,7 +168,8 @@ export function applyRobotsVerdict(
     attempt: RobotsReadAttempt = { retriesLeft: 0, hasGoodRead: false },
 ): DomainGateOutcome | undefined {
     const failure = robotsReadFailure(verdict);
-    if (failure) return onRobotsFailure(manager, url, failure, attempt);
+    const errorBudgetSpent = manager.noteRobotsRead(url, failure?.answered ?? true);
+    if (failure) return onRobotsFailure(manager, url, failure, { ...attempt, errorBudgetSpent });
     if (verdict.kind === 'crawlDelay' && verdict.capped && manager.options.onExcessiveCrawlDelay === 'skip') {
         integrationLog().warning(
             `robots.txt of ${new URL(url).origin} asks for Crawl-delay: ${verdict.declaredSecs} s, more than maxCrawlDelaySecs (${verdict.delayMs / 1000} s): its requests fail with CrawlDelayTooLongError (onExcessiveCrawlDelay: 'skip').`,
@@ -194,14 +195,15 @@ export function applyRobotsVerdict(
 /**
  * A read that told nothing: while retries are left, the origin's key backs off (for `Retry-After`
  * when the answer had one) and the gate reads again after it; then the last good read stays in
- * force, or the origin is disallowed for `robotsUnreachableDisallowSecs`. Whatever the last good
- * read said (its delay, a skip) stays as it was.
+ * force, or the origin is disallowed for `robotsUnreachableDisallowSecs`. Reads that got no answer
+ * count in the domain's error budget; once it is spent, the budget fails the requests instead.
+ * Whatever the last good read said (its delay, a skip) stays as it was.
  */
 function onRobotsFailure(
     manager: ThrottlerPort,
     url: string,
     failure: RobotsReadFailure,
-    attempt: RobotsReadAttempt,
+    attempt: RobotsReadAttempt & { errorBudgetSpent: boolean },
 ): DomainGateOutcome | undefined {
     const { options } = manager;
     const decision = decideRobotsFailure(failure, {
@@ -211,6 +213,9 @@ function onRobotsFailure(
     });
     const origin = new URL(url).origin;
     switch (decision.action) {
+        case 'errorBudget':
+            // The host is down: its requests fail with DomainUnreachableError, as after page requests.
+            return undefined;
         case 'retry':
             manager.recordPacingSignal({ reason: 'rateLimited', url, waitMs: decision.waitMs });
             return 'retry';

@@ -45,6 +45,8 @@ export type RobotsVerdict =
 export interface RobotsReadFailure {
     /** In words, for logs and errors: `answered 503`, `answered 429`, `did not answer (timeout or network error)`. */
     reason: string;
+    /** Whether the server answered at all (a 5xx or a 429), rather than not (a timeout, a network error). */
+    answered: boolean;
     /** The raw `Retry-After` header, when the answer had one. */
     retryAfterHeader?: string | string[];
 }
@@ -57,12 +59,19 @@ export interface RobotsReadFailure {
 export function robotsReadFailure(verdict: RobotsVerdict): RobotsReadFailure | undefined {
     const retryAfter = (header: string | string[] | undefined) =>
         header === undefined ? {} : { retryAfterHeader: header };
-    if (verdict.kind === 'rateLimited') return { reason: 'answered 429', ...retryAfter(verdict.retryAfterHeader) };
+    if (verdict.kind === 'rateLimited') {
+        return { reason: 'answered 429', answered: true, ...retryAfter(verdict.retryAfterHeader) };
+    }
     if (verdict.kind !== 'none') return undefined;
     if (verdict.reason === 'server-error') {
-        return { reason: `answered ${verdict.status ?? '5xx'}`, ...retryAfter(verdict.retryAfterHeader) };
+        return {
+            reason: `answered ${verdict.status ?? '5xx'}`,
+            answered: true,
+            ...retryAfter(verdict.retryAfterHeader),
+        };
     }
-    if (verdict.reason === 'unreachable') return { reason: 'did not answer (timeout or network error)' };
+    if (verdict.reason === 'unreachable')
+        return { reason: 'did not answer (timeout or network error)', answered: false };
     return undefined;
 }
 

@@ -8,9 +8,12 @@ import type { RobotsReadFailure } from './robots-crawl-delay';
  *   disallow, for `forMs`;
  * - `keepLastGood`: the retries are spent, but an earlier read got the file: RFC 9309 §2.4 lets a
  *   crawler keep using it while robots.txt is unreachable;
- * - `allow`: the retries are spent and disallowing is switched off (`robotsUnreachableDisallowSecs: 0`).
+ * - `allow`: the retries are spent and disallowing is switched off (`robotsUnreachableDisallowSecs: 0`);
+ * - `errorBudget`: reads that got no answer spent the domain's error budget (`maxConsecutiveErrors`):
+ *   the host is down, and its requests fail with `DomainUnreachableError` as for page requests.
  */
 export type RobotsFailureAction =
+    | { action: 'errorBudget' }
     | { action: 'retry'; waitMs?: number }
     | { action: 'disallow'; forMs: number }
     | { action: 'keepLastGood' }
@@ -24,11 +27,14 @@ export interface RobotsFailureContext {
     hasGoodRead: boolean;
     /** `robotsUnreachableDisallowSecs` in ms; 0 turns disallowing off. */
     disallowMs: number;
+    /** The domain has had `maxConsecutiveErrors` network errors in a row, this read's included. */
+    errorBudgetSpent: boolean;
     now: number;
 }
 
 /** Decides what a failed robots.txt read leads to. Pure: the same inputs give the same answer. */
 export function decideRobotsFailure(failure: RobotsReadFailure, context: RobotsFailureContext): RobotsFailureAction {
+    if (context.errorBudgetSpent) return { action: 'errorBudget' };
     if (context.retriesLeft > 0) {
         const waitMs = parseRetryAfter(failure.retryAfterHeader, context.now);
         return waitMs === undefined ? { action: 'retry' } : { action: 'retry', waitMs };
