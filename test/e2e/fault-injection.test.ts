@@ -236,9 +236,11 @@ describe('fault injection: a shared clock that throws', () => {
 });
 
 describe('fault injection: robots.txt and connections', () => {
-    test('a robots.txt that never answers: the pages go after the robots timeout', async () => {
+    test('a robots.txt that never answers holds only its host for the robots timeout; then (maxRobotsRetries: 0) its pages fail unsent', async () => {
+        const pagesSent: string[] = [];
         const hangRobots: Handler = (req, res) => {
             if (req.url === '/robots.txt') return;
+            pagesSent.push(req.url ?? '');
             answerPage(req, res);
         };
         const result = await crawl({
@@ -248,13 +250,39 @@ describe('fault injection: robots.txt and connections', () => {
             ],
             pages: 4,
             boundMs: 30_000,
+            throttler: { maxRobotsRetries: 0 },
         });
         report('robots hang', result);
-        expect(result.failed).toEqual([]);
+        // RFC 9309: an unreachable robots.txt means complete disallow, not "no rules".
+        expect(pagesSent).toEqual([]);
+        expect(result.failed).toHaveLength(4);
+        for (const f of result.failed)
+            expect(f.error).toMatch(/robots\.txt of http:\/\/127\.0\.0\.47:\d+ did not answer/);
         // Held for the robots.txt time limit (10 s), and only that host.
+        expect(result.durationMs).toBeGreaterThanOrEqual(9_500);
         const at = (host: string) => [...result.handledAtMs].filter(([url]) => url.includes(host)).map(([, ms]) => ms);
-        expect(Math.min(...at('127.0.0.47'))).toBeGreaterThanOrEqual(9_500);
         expect(Math.max(...at('127.0.0.48'))).toBeLessThan(5_000);
+    });
+
+    test('a robots.txt that never answers, with robotsUnreachableDisallowSecs: 0: the pages go after the robots timeout', async () => {
+        const hangRobots: Handler = (req, res) => {
+            if (req.url === '/robots.txt') return;
+            answerPage(req, res);
+        };
+        const result = await crawl({
+            hosts: [
+                { host: '127.0.0.53', handler: hangRobots },
+                { host: '127.0.0.54', handler: answerPage },
+            ],
+            pages: 4,
+            boundMs: 30_000,
+            throttler: { maxRobotsRetries: 0, robotsUnreachableDisallowSecs: 0 },
+        });
+        report('robots hang, no disallow', result);
+        expect(result.failed).toEqual([]);
+        const at = (host: string) => [...result.handledAtMs].filter(([url]) => url.includes(host)).map(([, ms]) => ms);
+        expect(Math.min(...at('127.0.0.53'))).toBeGreaterThanOrEqual(9_500);
+        expect(Math.max(...at('127.0.0.54'))).toBeLessThan(5_000);
     });
 
     test('a server that resets the connection of some requests: every page ends handled', async () => {

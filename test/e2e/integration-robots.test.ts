@@ -22,18 +22,23 @@ async function crawl(
     robots: Reply | ((n: number) => Reply),
     pages: number,
     options: Partial<ThrottlingRequestManagerOptions> = {},
+    expectHandled = true,
 ) {
     const server = await startServer({ host, robots });
     servers.push(server);
     const config = memoryConfig();
     const throttler = new ThrottlingRequestManager({ domains: 'all', maxDomainStallSecs: 30, ...options }, config);
     const handled: string[] = [];
+    const failed: Error[] = [];
     const crawler = new HttpCrawler(
         {
             requestQueue: throttler.asRequestQueue(),
             maxConcurrency: 4,
             requestHandler: async ({ request }) => {
                 handled.push(new URL(request.url).pathname);
+            },
+            failedRequestHandler: async (_context, error) => {
+                failed.push(error);
             },
         },
         config,
@@ -43,12 +48,13 @@ async function crawl(
     const startedAt = Date.now();
     await crawler.run(paths.map((p) => server.url(p)));
     const durationMs = Date.now() - startedAt;
-    expect(handled.sort()).toEqual([...paths].sort());
+    if (expectHandled) expect(handled.sort()).toEqual([...paths].sort());
     const times = server.pages().map((e) => e.at);
     const gaps = times.slice(1).map((t, i) => t - times[i]);
     return {
         server,
         throttler,
+        failed,
         durationMs,
         times,
         gaps,
@@ -79,20 +85,25 @@ describe('robots.txt Crawl-delay in a real crawl (HttpCrawler)', () => {
         expect(snapshot).toMatchObject({ crawlDelayMs: 500, intervalMs: 500 });
     });
 
-    test('robots.txt answering 429 with Retry-After: 1 holds the pages back, and is read once more after the backoff', async () => {
-        const { server, snapshot } = await crawl(
+    test('robots.txt answering 429 with Retry-After: 1 holds the pages back and is read again after the backoff; past maxRobotsRetries the pages fail unsent', async () => {
+        const { server, failed } = await crawl(
             '127.0.0.12',
             { status: 429, headers: { 'retry-after': '1' }, body: 'slow down' },
             3,
+            { maxRobotsRetries: 1 },
+            false,
         );
 
-        // Read twice (the second read waits out the first 429), then given up on for this process.
+        // Read twice (the second read waits out the first 429), then disallowed (RFC 9309 §2.3.1.4).
         const robots = server.robots();
         expect(robots).toHaveLength(2);
         expect(robots[1].at - robots[0].at).toBeGreaterThanOrEqual(1000);
-        const firstPage = server.pages()[0];
-        expect(firstPage.at - robots[1].at).toBeGreaterThanOrEqual(1000);
-        expect(snapshot?.crawlDelayMs).toBe(0);
+        expect(server.pages()).toHaveLength(0);
+        expect(failed.map((e) => e.name)).toEqual([
+            'RobotsUnreachableError',
+            'RobotsUnreachableError',
+            'RobotsUnreachableError',
+        ]);
     });
 
     test('a robots.txt that answered 429 and then its file: the Crawl-delay of the second read applies', async () => {

@@ -120,7 +120,11 @@ describe('robots.txt over real HTTP with the default got-scraping fetcher', () =
         const cache = new RobotsCrawlDelayCache();
 
         await expect(cache.get(`${missing.origin}/`)).resolves.toEqual({ kind: 'none', reason: 'missing' });
-        await expect(cache.get(`${broken.origin}/`)).resolves.toEqual({ kind: 'none', reason: 'server-error' });
+        await expect(cache.get(`${broken.origin}/`)).resolves.toEqual({
+            kind: 'none',
+            reason: 'server-error',
+            status: 503,
+        });
         expect(broken.hits).toHaveLength(1);
     });
 

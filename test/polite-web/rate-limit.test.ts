@@ -101,6 +101,53 @@ describe('polite-web rate limiting (token bucket on an injected clock)', () => {
         });
     });
 
+    describe('refusals other than 429 and 503', () => {
+        it("a 430 (Shopify's rate limit) with a body of its own, logged and scored as a refusal", async () => {
+            await withSites([
+                {
+                    host: 'a.example',
+                    rate: 1,
+                    burst: 1,
+                    refusal: { status: 430, retryAfter: 'none', body: 'Temporarily blocked\n' },
+                },
+            ]);
+            await get(web, 'a.example', '/');
+            const res = await get(web, 'a.example', '/');
+            expect(res.status).toBe(430);
+            expect(res.body).toBe('Temporarily blocked\n');
+            expect(res.headers['content-type']).toBe('text/plain; charset=utf-8');
+            expect(web.log.map((e) => [e.status, e.refused])).toEqual([
+                [200, undefined],
+                [430, true],
+            ]);
+            expect(web.score().totals).toMatchObject({ refusals: 1, served: 1 });
+        });
+
+        it('a 200 "slow down" page counts as refused, not served', async () => {
+            const body = '<html><body>Rate limit exceeded</body></html>';
+            await withSites([
+                {
+                    host: 'a.example',
+                    rate: 1,
+                    burst: 1,
+                    refusal: { status: 200, retryAfter: 'none', body, contentType: 'text/html; charset=utf-8' },
+                },
+            ]);
+            await get(web, 'a.example', '/page/0');
+            const res = await get(web, 'a.example', '/page/0');
+            expect(res.status).toBe(200);
+            expect(res.body).toBe(body);
+            expect(res.headers['content-type']).toBe('text/html; charset=utf-8');
+            expect(web.score().sites[0]).toMatchObject({ requests: 2, served: 1, refusals: 1 });
+        });
+
+        it('rejects a refusal status that is not an HTTP status', async () => {
+            await expect(startPoliteWeb({ sites: [{ host: 'a.example', refusal: { status: 42 } }] })).rejects.toThrow(
+                'site a.example: refusal.status must be an HTTP status code (100-599), got 42',
+            );
+        });
+    });
+
     describe('rate-limit header styles (burst 4 at 2/s)', () => {
         const site = (rateLimitHeaders: 'ietf' | 'legacy' | 'x-ratelimit' | 'none'): SiteOptions => ({
             host: 'a.example',

@@ -14,6 +14,9 @@ describe('polite-web robots.txt', () => {
                 { host: 'limited.example', robots: { status: 429 } },
                 { host: 'broken.example', robots: { status: 500 } },
                 { host: 'custom.example', crawlDelay: 9, robots: { body: 'User-agent: *\nDisallow: /page/\n' } },
+                { host: 'flaky.example', crawlDelay: 1, robots: { failFirst: { times: 2, retryAfterSecs: 3 } } },
+                { host: 'limiting.example', robots: { failFirst: { times: 1, status: 429 } } },
+                { host: 'cut.example', robots: { failFirst: { times: 1, reset: true } } },
             ],
         });
     });
@@ -45,5 +48,40 @@ describe('polite-web robots.txt', () => {
         const res = await get(web, 'custom.example', '/robots.txt');
         expect(res.status).toBe(200);
         expect(res.body).toBe('User-agent: *\nDisallow: /page/\n');
+    });
+
+    it('failFirst: the first requests fail (503 by default, with Retry-After when set), then the file is served', async () => {
+        web.reset();
+        for (let i = 0; i < 2; i++) {
+            const failed = await get(web, 'flaky.example', '/robots.txt');
+            expect(failed.status).toBe(503);
+            expect(failed.headers['retry-after']).toBe('3');
+            expect(failed.body).toBe('Service Unavailable\n');
+        }
+        const served = await get(web, 'flaky.example', '/robots.txt');
+        expect(served.status).toBe(200);
+        expect(served.body).toContain('Crawl-delay: 1');
+        expect(served.headers['retry-after']).toBeUndefined();
+
+        const limited = await get(web, 'limiting.example', '/robots.txt');
+        expect(limited.status).toBe(429);
+        expect(limited.headers['retry-after']).toBeUndefined();
+        expect((await get(web, 'limiting.example', '/robots.txt')).status).toBe(200);
+        expect(web.log.filter((e) => e.site === 'flaky.example').map((e) => e.status)).toEqual([503, 503, 200]);
+    });
+
+    it('failFirst with reset: the response is cut off mid-body, then the file is served; reset() counts again', async () => {
+        web.reset();
+        await expect(get(web, 'cut.example', '/robots.txt')).rejects.toThrow(/ECONNRESET|aborted|socket hang up/);
+        expect(web.log.at(-1)).toMatchObject({ site: 'cut.example', status: 200, reset: true });
+        expect((await get(web, 'cut.example', '/robots.txt')).status).toBe(200);
+        web.reset();
+        await expect(get(web, 'cut.example', '/robots.txt')).rejects.toThrow();
+    });
+
+    it('rejects a failFirst that is not a count', async () => {
+        await expect(
+            startPoliteWeb({ sites: [{ host: 'a.example', robots: { failFirst: { times: -1 } } }] }),
+        ).rejects.toThrow('site a.example: robots.failFirst.times must be an integer >= 0, got -1');
     });
 });

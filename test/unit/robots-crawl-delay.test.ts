@@ -126,8 +126,8 @@ describe('RobotsCrawlDelayCache verdicts', () => {
         [410, { kind: 'none', reason: 'missing' }],
         [403, { kind: 'none', reason: 'client-error' }],
         [401, { kind: 'none', reason: 'client-error' }],
-        [500, { kind: 'none', reason: 'server-error' }],
-        [503, { kind: 'none', reason: 'server-error' }],
+        [500, { kind: 'none', reason: 'server-error', status: 500 }],
+        [503, { kind: 'none', reason: 'server-error', status: 503 }],
     ])('maps HTTP %i without a body parse', async (code, expected) => {
         // The body would yield a delay if it were (wrongly) parsed.
         const result = { status: code, body: 'User-agent: *\nCrawl-delay: 7\n', headers: {} };
@@ -296,15 +296,29 @@ describe('RobotsCrawlDelayCache caching', () => {
         expect(calls).toHaveLength(2);
     });
 
-    it('caches unreachable and error verdicts like any other (until the TTL)', async () => {
-        const { fetcher, calls } = fakeFetcher(() => {
+    it('does not cache unreachable and server-error verdicts: the caller reads again after a pause', async () => {
+        let next: () => RobotsFetchResult = () => {
             throw new Error('timeout');
-        });
+        };
+        const { fetcher, calls } = fakeFetcher(() => next());
         const cache = new RobotsCrawlDelayCache({ fetcher });
+        await expect(cache.get(PAGE)).resolves.toEqual({ kind: 'none', reason: 'unreachable' });
+        expect(cache.peek(PAGE)).toBeUndefined();
+        next = () => status(503, { 'retry-after': '9' });
+        await expect(cache.get(PAGE)).resolves.toEqual({
+            kind: 'none',
+            reason: 'server-error',
+            status: 503,
+            retryAfterHeader: '9',
+        });
+        expect(cache.peek(PAGE)).toBeUndefined();
+        expect(calls).toHaveLength(2);
+        // A 4xx is an answer (no rules), cached like a file.
+        next = () => status(403);
         await cache.get(PAGE);
         await cache.get(PAGE);
-        expect(calls).toHaveLength(1);
-        expect(cache.peek(PAGE)).toEqual({ kind: 'none', reason: 'unreachable' });
+        expect(calls).toHaveLength(3);
+        expect(cache.peek(PAGE)).toEqual({ kind: 'none', reason: 'client-error' });
     });
 
     it('peek is synchronous, per user agent, and empty before the first lookup', async () => {

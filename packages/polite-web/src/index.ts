@@ -8,6 +8,7 @@ export type {
     ResolvedSite,
     RefusalOptions,
     RobotsOverride,
+    RobotsFailures,
     RetryAfterStyle,
     RateLimitHeaderStyle,
     RateLimitSchedule,

@@ -18,6 +18,11 @@ export interface LogEntry {
      * what was being sent, but the client got no complete answer.
      */
     readonly reset?: true;
+    /**
+     * Set when the site refused the request (over its rate or concurrency limit), whatever the status
+     * of the refusal (a 430, or a 200 "slow down" page, counts too).
+     */
+    readonly refused?: true;
     /** The sender's `x-crawler-process` header, when it sent one (which of several crawler processes). */
     readonly client?: string;
 }

@@ -76,8 +76,8 @@ export interface WebScore {
     idealMs: number;
 }
 
-function isRefusal(status: number): boolean {
-    return status === 429 || status === 503;
+function isRefusal(entry: LogEntry): boolean {
+    return entry.refused === true || entry.status === 429 || entry.status === 503;
 }
 
 function pagesFor(site: ScoredSite, option: ScoreOptions['pages']): number {
@@ -99,8 +99,8 @@ function scoreSite(site: ScoredSite, entries: LogEntry[], options: ScoreOptions)
         minGapMs = minGapMs === null ? gap : Math.min(minGapMs, gap);
         if (delayMs !== undefined && gap < delayMs - tolerance) crawlDelayViolations += 1;
     }
-    const served = sorted.filter((e) => e.status >= 200 && e.status < 300 && !e.reset);
-    const refusals = sorted.filter((e) => isRefusal(e.status)).length;
+    const served = sorted.filter((e) => e.status >= 200 && e.status < 300 && !e.reset && !e.refused);
+    const refusals = sorted.filter(isRefusal).length;
     const intervalMs = Math.max(site.rate ? 1000 / site.rate : 0, delayMs ?? 0);
     return {
         host: normalizeHost(site.host),

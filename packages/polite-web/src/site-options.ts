@@ -6,8 +6,11 @@ export type RateLimitHeaderStyle = 'none' | 'ietf' | 'legacy' | 'x-ratelimit';
 
 /** What a site answers when it refuses a request (rate limit exceeded or overloaded). */
 export interface RefusalOptions {
-    /** Status code of a refusal. */
-    status: 429 | 503;
+    /**
+     * Status code of a refusal: 429 or 503 as most sites, or another one a crawler must be told about,
+     * such as Shopify's 430, or 200 for a "slow down" page served as a success.
+     */
+    status: number;
     /**
      * Form of the `Retry-After` header: delta seconds until a token is available (rounded up, at least 1),
      * an HTTP-date of that moment, or no header at all.
@@ -22,6 +25,16 @@ export interface RefusalOptions {
      * @default 'none'
      */
     rateLimitHeaders?: RateLimitHeaderStyle;
+    /**
+     * Body of a refusal, e.g. a challenge page.
+     * @default 'too many requests' for a 429, 'service unavailable' for a 503, the status text otherwise
+     */
+    body?: string;
+    /**
+     * `Content-Type` of a refusal.
+     * @default 'text/plain; charset=utf-8'
+     */
+    contentType?: string;
 }
 
 /**
@@ -58,6 +71,29 @@ export interface RobotsOverride {
     status?: number;
     /** @default the generated robots.txt when status is 2xx, otherwise a one-line status text */
     body?: string;
+    /**
+     * The first `times` requests for /robots.txt fail before the file (or the override above) is served,
+     * as a robots.txt that is down for a while. Counted from start and again from `reset()`.
+     */
+    failFirst?: RobotsFailures;
+}
+
+/** How the first requests for /robots.txt fail (see {@link RobotsOverride.failFirst}). */
+export interface RobotsFailures {
+    /** How many requests fail. */
+    times: number;
+    /**
+     * Status of the failed answers.
+     * @default 503
+     */
+    status?: number;
+    /** Sends `Retry-After: <seconds>` with each failed answer. */
+    retryAfterSecs?: number;
+    /**
+     * Instead of an answer, the file's response is cut off mid-body with a TCP reset (a network error).
+     * @default false
+     */
+    reset?: boolean;
 }
 
 /** One simulated site. */
@@ -130,7 +166,7 @@ export interface ResolvedSite {
     readonly host: string;
     readonly rate: number | undefined;
     readonly burst: number;
-    readonly refusal: Readonly<Required<RefusalOptions>>;
+    readonly refusal: Readonly<Required<Omit<RefusalOptions, 'body'>>> & { readonly body?: string };
     readonly latencyMs: number;
     readonly maxConcurrent: number | undefined;
     readonly crawlDelay: number | undefined;
@@ -166,6 +202,25 @@ function resolveSchedule(options: SiteOptions, host: string): Required<RateLimit
     }
     assertNonNegative(schedule.phaseMs, 'rateLimitSchedule.phaseMs', host);
     return { onMs: schedule.onMs, offMs: schedule.offMs, phaseMs: schedule.phaseMs ?? 0 };
+}
+
+function assertStatus(value: number | undefined, name: string, host: string): void {
+    if (value !== undefined && !(Number.isInteger(value) && value >= 100 && value <= 599)) {
+        throw new RangeError(`site ${host}: ${name} must be an HTTP status code (100-599), got ${value}`);
+    }
+}
+
+function resolveRobots(robots: RobotsOverride | undefined, host: string): RobotsOverride | undefined {
+    if (robots === undefined) return undefined;
+    assertStatus(robots.status, 'robots.status', host);
+    const fail = robots.failFirst;
+    if (fail === undefined) return { ...robots };
+    if (!(Number.isInteger(fail.times) && fail.times >= 0)) {
+        throw new RangeError(`site ${host}: robots.failFirst.times must be an integer >= 0, got ${fail.times}`);
+    }
+    assertStatus(fail.status, 'robots.failFirst.status', host);
+    assertNonNegative(fail.retryAfterSecs, 'robots.failFirst.retryAfterSecs', host);
+    return { ...robots, failFirst: { ...fail } };
 }
 
 function resolveResets(
@@ -204,6 +259,7 @@ export function resolveSite(options: SiteOptions): ResolvedSite {
     ) {
         throw new RangeError(`site ${host}: maxConcurrent must be an integer >= 1, got ${options.maxConcurrent}`);
     }
+    assertStatus(options.refusal?.status, 'refusal.status', host);
     const pages = options.pages ?? 10;
     if (!(Number.isInteger(pages) && pages >= 0)) {
         throw new RangeError(`site ${host}: pages must be an integer >= 0, got ${pages}`);
@@ -216,11 +272,13 @@ export function resolveSite(options: SiteOptions): ResolvedSite {
             status: options.refusal?.status ?? 429,
             retryAfter: options.refusal?.retryAfter ?? 'seconds',
             rateLimitHeaders: options.refusal?.rateLimitHeaders ?? 'none',
+            contentType: options.refusal?.contentType ?? 'text/plain; charset=utf-8',
+            ...(options.refusal?.body === undefined ? {} : { body: options.refusal.body }),
         },
         latencyMs: options.latencyMs ?? 0,
         maxConcurrent: options.maxConcurrent,
         crawlDelay: options.crawlDelay,
-        robots: options.robots ? { ...options.robots } : undefined,
+        robots: resolveRobots(options.robots, host),
         pages,
         crossLinks: (options.crossLinks ?? []).map(normalizeHost),
         rateLimitSchedule: resolveSchedule(options, host),

@@ -1,4 +1,4 @@
-import type { ServerResponse } from 'node:http';
+import { STATUS_CODES, type ServerResponse } from 'node:http';
 import type { LogEntry } from './request-log';
 import { rateLimitHeaders } from './rate-limit-headers';
 import type { RequestTarget } from './request-target';
@@ -26,6 +26,8 @@ export class SiteRuntime {
     private maxInFlightSeen = 0;
     private scheduleStartedAt: number;
     private resetDraw: () => number;
+    // Requests for /robots.txt since start or `restart()`, so its first ones can fail (`robots.failFirst`).
+    private robotsRequests = 0;
 
     constructor(
         readonly site: ResolvedSite,
@@ -59,11 +61,12 @@ export class SiteRuntime {
         this.resetBucket();
         this.scheduleStartedAt = this.server.clock();
         this.resetDraw = seededRandom(this.site.connectionResets?.seed ?? 1);
+        this.robotsRequests = 0;
     }
 
     handle(res: ServerResponse, target: RequestTarget): void {
         const now = this.server.clock();
-        const log = (status: number, inFlightAtArrival: number, reset?: true): void =>
+        const log = (status: number, inFlightAtArrival: number, flag?: 'reset' | 'refused'): void =>
             this.server.record({
                 site: this.site.host,
                 path: target.path,
@@ -71,15 +74,13 @@ export class SiteRuntime {
                 status,
                 inFlightAtArrival,
                 ...(target.client === undefined ? {} : { client: target.client }),
-                ...(reset ? { reset } : {}),
+                ...(flag ? { [flag]: true } : {}),
             });
 
         // robots.txt is exempt from rate and concurrency limits: crawlers fetch it before they can know
         // the rules, and punishing that would only measure the simulator, not the crawler.
         if (target.pathname === '/robots.txt') {
-            const robots = robotsTxt(this.site);
-            log(robots.status, this.inFlightNow);
-            this.send(res, robots, {}, this.site.latencyMs);
+            this.answerRobots(res, (status, reset) => log(status, this.inFlightNow, reset ? 'reset' : undefined));
             return;
         }
 
@@ -100,7 +101,7 @@ export class SiteRuntime {
         const overloaded = this.site.maxConcurrent !== undefined && inFlightAtArrival > this.site.maxConcurrent;
         const bucket = this.limitingBucket(now);
         if (overloaded || (bucket && !bucket.tryTake(now))) {
-            log(this.site.refusal.status, inFlightAtArrival);
+            log(this.site.refusal.status, inFlightAtArrival, 'refused');
             this.refuse(res, now);
             return;
         }
@@ -109,7 +110,7 @@ export class SiteRuntime {
         const resets = this.site.connectionResets;
         // Drawn for every served page, so which ones are cut depends only on the seed and arrival order.
         if (resets && this.resetDraw() < resets.share) {
-            log(page.status, inFlightAtArrival, true);
+            log(page.status, inFlightAtArrival, 'reset');
             const headers = this.quotaHeaders(now);
             this.delayed(this.site.latencyMs, () => sendThenReset(res, page, headers));
             return;
@@ -118,14 +119,35 @@ export class SiteRuntime {
         this.send(res, page, this.quotaHeaders(now), this.site.latencyMs);
     }
 
+    /** robots.txt, or one of the failures its first requests meet (`robots.failFirst`). */
+    private answerRobots(res: ServerResponse, log: (status: number, reset?: boolean) => void): void {
+        const robots = robotsTxt(this.site);
+        const fail = this.site.robots?.failFirst;
+        const attempt = this.robotsRequests++;
+        if (!fail || attempt >= fail.times) {
+            log(robots.status);
+            this.send(res, robots, {}, this.site.latencyMs);
+        } else if (fail.reset) {
+            log(robots.status, true);
+            this.delayed(this.site.latencyMs, () => sendThenReset(res, robots, {}));
+        } else {
+            const status = fail.status ?? 503;
+            const headers: Record<string, string> =
+                fail.retryAfterSecs === undefined ? {} : { 'Retry-After': String(fail.retryAfterSecs) };
+            log(status);
+            const body = `${STATUS_CODES[status] ?? 'error'}\n`;
+            this.send(res, { status, contentType: 'text/plain; charset=utf-8', body }, headers, this.site.latencyMs);
+        }
+    }
+
     private refuse(res: ServerResponse, now: number): void {
-        const { status } = this.site.refusal;
+        const { status, contentType } = this.site.refusal;
         const headers = this.quotaHeaders(now);
         const msUntilToken = this.limitingBucket(now)?.msUntilToken(now) ?? 0;
         const retryAfter = retryAfterValue(this.site.refusal.retryAfter, msUntilToken, now);
         if (retryAfter !== undefined) headers['Retry-After'] = retryAfter;
-        const body = status === 429 ? 'too many requests\n' : 'service unavailable\n';
-        this.send(res, { status, contentType: 'text/plain; charset=utf-8', body }, headers, 0);
+        const body = this.site.refusal.body ?? refusalText(status);
+        this.send(res, { status, contentType, body }, headers, 0);
     }
 
     /** The token bucket when the rate limit applies at `now`: always, or in the "on" spells of its schedule. */
@@ -164,4 +186,10 @@ export class SiteRuntime {
         };
         this.delayed(latencyMs, write);
     }
+}
+
+function refusalText(status: number): string {
+    if (status === 429) return 'too many requests\n';
+    if (status === 503) return 'service unavailable\n';
+    return `${STATUS_CODES[status] ?? 'refused'}\n`;
 }

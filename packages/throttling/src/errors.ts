@@ -1,4 +1,4 @@
-import { CriticalError, NonRetryableError, RetryRequestError } from '@crawlee/core';
+import { CriticalError, NonRetryableError, RetryRequestError, SessionError } from '@crawlee/core';
 
 /** Base of the plugin's own errors; each subclass has a stable `code` to match on. */
 export abstract class ThrottlingError extends Error {
@@ -134,6 +134,58 @@ export class CrawlDelayTooLongError extends NonRetryableError {
     ) {
         super(
             `${url}: robots.txt of ${domain} asks for Crawl-delay: ${crawlDelaySecs} s, more than maxCrawlDelaySecs (${maxCrawlDelaySecs} s); skipped (onExcessiveCrawlDelay: 'skip')`,
+        );
+    }
+}
+
+/**
+ * Fails a request whose origin's robots.txt stayed unreachable (a 5xx, a 429, a timeout or a network
+ * error) through its `maxRobotsRetries` retries. RFC 9309 §2.3.1.4 asks a crawler to assume complete
+ * disallow then, so the origin's requests fail without being sent until `robotsUnreachableDisallowSecs`
+ * have passed; after that, robots.txt is read again. A `NonRetryableError`.
+ */
+export class RobotsUnreachableError extends NonRetryableError {
+    override name = 'RobotsUnreachableError' as const;
+    readonly code = 'ERR_THROTTLING_ROBOTS_UNREACHABLE' as const;
+
+    constructor(
+        readonly url: string,
+        readonly origin: string,
+        /** What the last read met, e.g. `answered 503`. */
+        readonly reason: string,
+        /** Reads of robots.txt that failed in a row. */
+        readonly attempts: number,
+        /** Epoch ms when robots.txt is read again. */
+        readonly disallowedUntil: number,
+    ) {
+        super(
+            `${url}: robots.txt of ${origin} ${reason} (${attempts} reads in a row); RFC 9309 says to assume complete disallow, so the request failed without being sent. robots.txt is read again after ${isoTime(disallowedUntil)} (robotsUnreachableDisallowSecs)`,
+        );
+    }
+}
+
+/** An epoch-ms time as ISO 8601; a time past what `Date` holds (a huge setting) reads as such. */
+function isoTime(ms: number): string {
+    const date = new Date(ms);
+    return Number.isNaN(date.getTime()) ? 'the end of time' : date.toISOString();
+}
+
+/**
+ * Thrown from the crawler integration when `refusalWhen` calls a response `'blocked'` (a challenge
+ * page, say). A Crawlee `SessionError`: Crawlee retires the session and retries the request with
+ * another, up to `maxSessionRotations`, as it does for blocked requests; the domain does not back off,
+ * and the retry is not a free one.
+ */
+export class RequestBlockedError extends SessionError {
+    override name = 'RequestBlockedError' as const;
+    readonly code = 'ERR_THROTTLING_REQUEST_BLOCKED' as const;
+
+    constructor(
+        readonly url: string,
+        readonly statusCode: number,
+    ) {
+        super(
+            `${url} answered ${statusCode}, which refusalWhen calls blocked: the session is retired and the request retried with another`,
         );
     }
 }

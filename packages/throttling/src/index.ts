@@ -42,16 +42,32 @@ export {
     RequestThrottledError,
     DomainUnreachableError,
     CrawlDelayTooLongError,
+    RobotsUnreachableError,
+    RequestBlockedError,
 } from './errors';
 export type { StalledDomain } from './errors';
 export { parseRetryAfter } from './response/retry-after';
 export type { AttachableCrawler } from './integration/crawler-integration';
 export type { NavigationContext } from './response/response-interpreter';
-export type { DomainGate, DomainGateOptions, DomainGateOutcome } from './robots/origin-gate';
+export type {
+    RefusalWhen,
+    RefusalWhenFunction,
+    RefusalWhenShorthand,
+    RefusalVerdict,
+    RefusalResponse,
+    TextPattern,
+} from './response/refusal-rule';
+export type {
+    DomainGate,
+    DomainGateAttempt,
+    DomainGateDisallow,
+    DomainGateOptions,
+    DomainGateOutcome,
+} from './robots/origin-gate';
 export { parseRateLimitHeaders } from './response/rate-limit-headers';
 export type { RateLimitInfo, RateLimitSource } from './response/rate-limit-headers';
 export { RobotsCrawlDelayCache, fetchRobotsTxtWithGotScraping } from './robots/robots-crawl-delay';
-export type { RobotsFetcher, RobotsFetchResult, RobotsVerdict } from './robots/robots-crawl-delay';
+export type { RobotsFetcher, RobotsFetchResult, RobotsVerdict, RobotsReadFailure } from './robots/robots-crawl-delay';
 export type { ResponseLike, ResponseInfo } from './response/response-info';
 export { ThrottledRetriesExhaustedError } from './errors';
 export type { ScopeSettings, ResolvedPolicy } from './options/policy';

@@ -287,12 +287,17 @@ export class ThrottlingRequestManager implements IRequestManager, ThrottlerPort 
      */
     async handleResponse(context: NavigationContext, response: unknown): Promise<void> {
         this.integrated = true;
-        this.parts.responses.handle(context, response);
+        await this.parts.responses.handle(context, response);
     }
 
     /** @internal Skips the domain of `url` for an excessive robots.txt crawl delay (undefined: stops). */
     skipForCrawlDelay(url: string, declaredSecs: number | undefined): void {
         this.parts.recorder.skipForCrawlDelay(url, declaredSecs);
+    }
+
+    /** @internal A robots.txt read of the domain of `url` got an answer, or none (an error of its budget). */
+    noteRobotsRead(url: string, answered: boolean): boolean {
+        return this.parts.recorder.robotsRead(url, answered);
     }
 
     /**

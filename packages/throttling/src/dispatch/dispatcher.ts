@@ -7,6 +7,7 @@ import type { DomainStateStore } from '../pacing/domain-state-store';
 import type { PacingFloor } from '../pacing/pacing-floor';
 import type { QuotaLedger } from '../pacing/quota-ledger';
 import type { DomainQueue } from '../queues/domain-queue';
+import { everyOriginBlocked, robotsUnreachableFailure } from '../robots/origin-blocks';
 import type { ScopeRouter } from '../routing/scope-router';
 import type { MaybePromise } from '../shared-clock/maybe-promise';
 import { isPromise } from '../shared-clock/maybe-promise';
@@ -43,23 +44,26 @@ export class Dispatcher {
     readyAt(entry: DomainQueue, now: number): number {
         const state = this.states.read(entry.key);
         const policy = this.router.policyOf(entry.key);
-        // A domain past its error budget, or skipped for its crawl delay, hands its requests out at
-        // once, to fail them without waiting.
-        if (state && this.failFast(entry.key)) {
+        // A domain past its error budget, skipped for its crawl delay, or whose robots.txt stayed
+        // unreachable, hands its requests out at once, to fail them without waiting.
+        if (state && (this.failFast(entry.key) || everyOriginBlocked(entry, now))) {
             return state.inFlight < state.concurrencyLimit(policy) ? 0 : Number.POSITIVE_INFINITY;
         }
         return Math.max(state ? state.readyAt(policy, now) : 0, entry.blockedUntil);
     }
 
     /**
-     * Fails a request of a domain past its error budget before it is sent (the crawler's
-     * pre-navigation hook); a domain that answered since gets its request back as it was.
+     * Fails a request of a domain past its error budget, or of an origin whose robots.txt stayed
+     * unreachable, before it is sent (the crawler's pre-navigation hook); a domain that answered since
+     * gets its request back as it was.
      */
     checkReachable(request: Request): void {
         const handout = this.handouts.get(request);
         const key = handout?.domain?.key ?? this.router.domainKeyOf(request.url);
         const failure = key === undefined ? undefined : this.failFast(key);
         if (failure) throw failure(request.url);
+        const blocked = handout?.domain && robotsUnreachableFailure(handout.domain, request.url, this.clock.now());
+        if (blocked) throw blocked;
         if (handout?.unreachable) {
             request.noRetry = false;
             handout.unreachable = false;

@@ -5,8 +5,15 @@ import { ThrottlingOptionsError } from '../errors';
 import type { RobotsFetcher, RobotsVerdict } from '../robots/robots-crawl-delay';
 import type { StreamingHttpClient } from '../robots/crawler-robots-fetcher';
 import { robotsFetcherOfHttpClient } from '../robots/crawler-robots-fetcher';
-import { DEFAULT_ROBOTS_TTL_MS, loadGotScraping, RobotsCrawlDelayCache } from '../robots/robots-crawl-delay';
-import { parseRetryAfter } from '../response/retry-after';
+import type { RobotsReadFailure } from '../robots/robots-crawl-delay';
+import {
+    DEFAULT_ROBOTS_TTL_MS,
+    loadGotScraping,
+    RobotsCrawlDelayCache,
+    robotsReadFailure,
+} from '../robots/robots-crawl-delay';
+import type { DomainGateAttempt, DomainGateOutcome } from '../robots/origin-gate';
+import { decideRobotsFailure } from '../robots/robots-failure';
 import type { NavigationContext } from '../response/response-interpreter';
 import type { ThrottlerPort } from './throttler-port';
 
@@ -116,15 +123,15 @@ function gateOnRobotsTxt(manager: ThrottlerPort, crawler: AttachableCrawler): vo
         maxCrawlDelaySecs: options.maxCrawlDelaySecs,
         now: () => options.clock.now(),
     });
+    const userAgent = options.robotsUserAgent;
     manager.setDomainGate(
-        async (_domain, url) => {
+        async (_domain, url, { retriesLeft }) => {
             const proxyUrl = (await crawler.proxyConfiguration?.newUrl()) ?? undefined;
-            const verdict = await robots.get(url, { userAgent: options.robotsUserAgent, proxyUrl });
-            applyRobotsVerdict(manager, url, verdict);
-            // A 429 said nothing about delays: read robots.txt once more when the backoff ends.
-            return verdict.kind === 'rateLimited' ? 'retry' : undefined;
+            const verdict = await robots.get(url, { userAgent, proxyUrl });
+            const hasGoodRead = robots.lastGood(url, userAgent) !== undefined;
+            return applyRobotsVerdict(manager, url, verdict, { retriesLeft, hasGoodRead });
         },
-        { recheckAfterMs: DEFAULT_ROBOTS_TTL_MS },
+        { recheckAfterMs: DEFAULT_ROBOTS_TTL_MS, maxRetries: options.maxRobotsRetries },
     );
 }
 
@@ -142,22 +149,36 @@ export function robotsFetcherOf(crawler: AttachableCrawler): RobotsFetcher | und
     return robotsFetcherOfHttpClient(crawler.httpClient);
 }
 
+/** Where a robots.txt read stands: retries left for its origin, and whether an earlier read got the file. */
+export interface RobotsReadAttempt extends DomainGateAttempt {
+    hasGoodRead: boolean;
+}
+
 /**
- * Turns what an origin's robots.txt said into pacing. A file that says nothing about delays (or is
- * gone) clears that origin's delay, so a re-read can lower it; a server error or no answer keeps
- * what the last good read said, since a failing server is no reason to speed up.
+ * Turns what an origin's robots.txt said into pacing, and tells the origin gate what is left to do.
+ * A file that says nothing about delays (or is gone) clears that origin's delay, so a re-read can
+ * lower it. A failed read (a 5xx, a 429, no answer) changes none of that: it pauses the origin and
+ * asks for a retry, and once the retries are spent disallows the origin for a while (see
+ * {@link decideRobotsFailure}).
  */
-export function applyRobotsVerdict(manager: ThrottlerPort, url: string, verdict: RobotsVerdict): void {
+export function applyRobotsVerdict(
+    manager: ThrottlerPort,
+    url: string,
+    verdict: RobotsVerdict,
+    attempt: RobotsReadAttempt = { retriesLeft: 0, hasGoodRead: false },
+): DomainGateOutcome | undefined {
+    const failure = robotsReadFailure(verdict);
+    const errorBudgetSpent = manager.noteRobotsRead(url, failure?.answered ?? true);
+    if (failure) return onRobotsFailure(manager, url, failure, { ...attempt, errorBudgetSpent });
     if (verdict.kind === 'crawlDelay' && verdict.capped && manager.options.onExcessiveCrawlDelay === 'skip') {
         integrationLog().warning(
             `robots.txt of ${new URL(url).origin} asks for Crawl-delay: ${verdict.declaredSecs} s, more than maxCrawlDelaySecs (${verdict.delayMs / 1000} s): its requests fail with CrawlDelayTooLongError (onExcessiveCrawlDelay: 'skip').`,
         );
         manager.skipForCrawlDelay(url, verdict.declaredSecs);
-        return;
+        return undefined;
     }
-    const failing = verdict.kind === 'none' && (verdict.reason === 'server-error' || verdict.reason === 'unreachable');
-    // A read that says something else lifts an earlier skip; a failing server keeps what it said.
-    if (verdict.kind !== 'rateLimited' && !failing) manager.skipForCrawlDelay(url, undefined);
+    // A read that says something else lifts an earlier skip.
+    manager.skipForCrawlDelay(url, undefined);
     if (verdict.kind === 'crawlDelay') {
         if (verdict.capped) {
             integrationLog().warning(
@@ -165,14 +186,54 @@ export function applyRobotsVerdict(manager: ThrottlerPort, url: string, verdict:
             );
         }
         manager.recordPacingSignal({ reason: 'minInterval', url, intervalMs: verdict.delayMs });
-    } else if (verdict.kind === 'rateLimited') {
-        manager.recordPacingSignal({
-            reason: 'rateLimited',
-            url,
-            waitMs: parseRetryAfter(verdict.retryAfterHeader, manager.options.clock.now()),
-        });
-    } else if (verdict.reason !== 'server-error' && verdict.reason !== 'unreachable') {
+    } else {
         manager.recordPacingSignal({ reason: 'minInterval', url, intervalMs: 0 });
+    }
+    return undefined;
+}
+
+/**
+ * A read that told nothing: while retries are left, the origin's key backs off (for `Retry-After`
+ * when the answer had one) and the gate reads again after it; then the last good read stays in
+ * force, or the origin is disallowed for `robotsUnreachableDisallowSecs`. Reads that got no answer
+ * count in the domain's error budget; once it is spent, the budget fails the requests instead.
+ * Whatever the last good read said (its delay, a skip) stays as it was.
+ */
+function onRobotsFailure(
+    manager: ThrottlerPort,
+    url: string,
+    failure: RobotsReadFailure,
+    attempt: RobotsReadAttempt & { errorBudgetSpent: boolean },
+): DomainGateOutcome | undefined {
+    const { options } = manager;
+    const decision = decideRobotsFailure(failure, {
+        ...attempt,
+        disallowMs: options.robotsUnreachableDisallowMs,
+        now: options.clock.now(),
+    });
+    const origin = new URL(url).origin;
+    switch (decision.action) {
+        case 'errorBudget':
+            // The host is down: its requests fail with DomainUnreachableError, as after page requests.
+            return undefined;
+        case 'retry':
+            manager.recordPacingSignal({ reason: 'rateLimited', url, waitMs: decision.waitMs });
+            return 'retry';
+        case 'disallow':
+            integrationLog().warning(
+                `robots.txt of ${origin} ${failure.reason}, ${options.maxRobotsRetries + 1} reads in a row: as RFC 9309 says for an unreachable robots.txt, its requests fail with RobotsUnreachableError for ${decision.forMs / 1000} s (robotsUnreachableDisallowSecs), then it is read again.`,
+            );
+            return { disallowForMs: decision.forMs, reason: failure.reason };
+        case 'keepLastGood':
+            integrationLog().warning(
+                `robots.txt of ${origin} ${failure.reason}, ${options.maxRobotsRetries + 1} reads in a row: the rules of its last good read stay in force (RFC 9309 §2.4).`,
+            );
+            return undefined;
+        case 'allow':
+            integrationLog().warning(
+                `robots.txt of ${origin} ${failure.reason}, ${options.maxRobotsRetries + 1} reads in a row: crawled without its rules (robotsUnreachableDisallowSecs: 0).`,
+            );
+            return undefined;
     }
 }
 

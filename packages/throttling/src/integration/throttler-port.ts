@@ -22,4 +22,6 @@ export interface ThrottlerPort extends IRequestManager {
     recordPacingSignal(signal: PacingSignal): boolean;
     /** Skips (or, with undefined, stops skipping) the domain of `url` for its robots.txt crawl delay. */
     skipForCrawlDelay(url: string, declaredSecs: number | undefined): void;
+    /** A robots.txt read got an answer or none (counted in the error budget); true when the budget is spent. */
+    noteRobotsRead(url: string, answered: boolean): boolean;
 }

@@ -3,6 +3,7 @@ import { z } from 'zod';
 
 import type { IpResolver } from '../ip/ip-resolver';
 import type { DomainStateStore } from '../pacing/domain-state-store';
+import type { RefusalWhen } from '../response/refusal-rule';
 import type { RobotsFetcher } from '../robots/robots-crawl-delay';
 import type { GetScopes } from '../routing/request-scopes';
 import type { SharedDomainClock } from '../shared-clock/shared-domain-clock';
@@ -50,6 +51,61 @@ const jitter = z
         { error: 'jitter must be a number in [0, 1) or a [low, high] pair' },
     )
     .optional();
+
+const REFUSAL_WHEN_FORMS =
+    "refusalWhen must be a function (context, response) => 'refused' | 'blocked' | undefined, or { statusCodes?, bodyPattern?, headerPattern? }";
+
+const textPattern = (what: string) => {
+    const message = `${what} must be a non-empty string (matched as a substring) or a RegExp`;
+    return z.union([z.instanceof(RegExp), z.string().min(1, message)], { error: message });
+};
+
+const shorthandStatus = 'refusalWhen.statusCodes must be a list of HTTP status codes (100-599)';
+
+/** The shorthand of `refusalWhen`: at least one of its fields. */
+const refusalShorthand = z
+    .strictObject({
+        statusCodes: z
+            .array(z.number(shorthandStatus).int(shorthandStatus).min(100, shorthandStatus).max(599, shorthandStatus), {
+                error: shorthandStatus,
+            })
+            .min(1, 'refusalWhen.statusCodes must not be empty')
+            .optional(),
+        bodyPattern: textPattern('refusalWhen.bodyPattern').optional(),
+        headerPattern: z
+            .strictObject(
+                {
+                    name: z.string().min(1, 'refusalWhen.headerPattern.name must be a header name'),
+                    pattern: textPattern('refusalWhen.headerPattern.pattern'),
+                },
+                { error: 'refusalWhen.headerPattern must be { name, pattern }' },
+            )
+            .optional(),
+    })
+    .refine((s) => s.statusCodes !== undefined || s.bodyPattern !== undefined || s.headerPattern !== undefined, {
+        error: 'refusalWhen needs at least one of statusCodes, bodyPattern, headerPattern',
+    });
+
+/**
+ * `refusalWhen`: a function, or the shorthand. Not a union, so a shorthand with a bad field is told
+ * what is wrong with that field rather than that it is not a function either.
+ */
+const refusalWhen = z.custom<RefusalWhen>().superRefine((value, ctx) => {
+    if (isFunction(value)) return;
+    if (typeof value !== 'object' || value === null || Array.isArray(value)) {
+        ctx.addIssue({ code: 'custom', message: REFUSAL_WHEN_FORMS });
+        return;
+    }
+    const parsed = refusalShorthand.safeParse(value);
+    if (parsed.success) return;
+    for (const issue of parsed.error.issues) {
+        const message =
+            issue.code === 'unrecognized_keys'
+                ? `refusalWhen has unknown field(s) ${issue.keys.map((k) => `\`${k}\``).join(', ')} (allowed: statusCodes, bodyPattern, headerPattern)`
+                : issue.message;
+        ctx.addIssue({ code: 'custom', message, path: issue.path });
+    }
+});
 
 /** The policy settings shared by the options and each `scopes` entry. */
 const policyShape = {
@@ -199,6 +255,13 @@ export const throttlingOptionsSchema = z.strictObject({
     maxCrawlDelaySecs: seconds('maxCrawlDelaySecs').positive('maxCrawlDelaySecs must be > 0').optional(),
     robotsUserAgent: z.string().min(1, 'robotsUserAgent must be a non-empty string').optional(),
     robotsFetcher: z.custom<RobotsFetcher>(isFunction, { error: 'robotsFetcher must be a function' }).optional(),
+    refusalWhen: refusalWhen.optional(),
+    maxRobotsRetries: z
+        .number({ error: 'maxRobotsRetries must be a whole number >= 0' })
+        .int('maxRobotsRetries must be a whole number >= 0')
+        .min(0, 'maxRobotsRetries must be a whole number >= 0')
+        .optional(),
+    robotsUnreachableDisallowSecs: seconds('robotsUnreachableDisallowSecs').optional(),
     sameDomainDelay: z.enum(['fold', 'refuse'], { error: "sameDomainDelay must be 'fold' or 'refuse'" }).optional(),
     clock: z
         .custom<Clock>((v) => typeof v === 'object' && v !== null && isFunction((v as Clock).now), {

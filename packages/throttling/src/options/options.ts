@@ -1,5 +1,5 @@
 import { DEFAULT_PERSIST_STATE_KEY } from '../queues/queue-namespace';
-import { DEFAULT_MAX_CRAWL_DELAY_SECS } from '../robots/robots-crawl-delay';
+import { DEFAULT_MAX_CRAWL_DELAY_SECS, DEFAULT_ROBOTS_TTL_MS } from '../robots/robots-crawl-delay';
 
 import type { Clock } from '../time/clock';
 import { systemClock } from '../time/clock';
@@ -15,6 +15,8 @@ import { resolveLearnedRates } from './learned-rates-settings';
 export type { LearnedRatesSettings } from './learned-rates-settings';
 import { ThrottlingOptionsError } from '../errors';
 import type { RobotsFetcher } from '../robots/robots-crawl-delay';
+import type { RefusalRule, RefusalWhen } from '../response/refusal-rule';
+import { refusalRuleOf } from '../response/refusal-rule';
 import type { ResolvedPolicy, ScopeSettings } from './policy';
 import { DEFAULT_BACKOFF_STATUS_CODES, jitterRange, POLICY_DEFAULTS, resolveRampup } from './policy';
 import type { InnerRequestManager, RequestManagerOpener } from './options-schema';
@@ -140,6 +142,21 @@ export interface ThrottlingRequestManagerOptions extends Omit<ScopeSettings, 'ba
      */
     getScopes?: GetScopes;
     /**
+     * Decides, before the built-in rules (`backoffStatusCodes`), what a response is:
+     * - a function `(context, response) => 'refused' | 'blocked' | undefined` (may be async), where
+     *   `response` has `statusCode`, `headers`, `url`, `body()` (the first 256 KiB as text, read
+     *   without taking the body from the crawler) and `raw`;
+     * - or the shorthand `{ statusCodes?, bodyPattern?, headerPattern?: { name, pattern } }`: a
+     *   response meeting every field given is `'refused'` (a string pattern matches as a substring).
+     *
+     * `'refused'` backs the domain off and retries the request for free, as a 429 (Shopify's 430:
+     * `{ statusCodes: [430] }`); `'blocked'` (a challenge page) throws `RequestBlockedError`, a
+     * `SessionError`, so Crawlee retires the session and retries with another, no backoff;
+     * undefined leaves the response to the built-in rules.
+     * @default undefined (the built-in rules alone)
+     */
+    refusalWhen?: RefusalWhen;
+    /**
      * Most free (throttled) retries of one request; past it, a refusal spends a normal retry, so a
      * single URL that always answers 503 cannot loop forever.
      * @default 20
@@ -166,6 +183,23 @@ export interface ThrottlingRequestManagerOptions extends Omit<ScopeSettings, 'ba
      * @default got-scraping
      */
     robotsFetcher?: RobotsFetcher;
+    /**
+     * Reads of a robots.txt that answered 5xx or 429, or not at all (a timeout, a network error),
+     * made again before giving up on it. Meanwhile the origin is paused: its key backs off (for
+     * `Retry-After` when the answer has one, else exponentially) and its requests wait, spending no
+     * retry. Nutch's `http.robots.503.defer.visits.retries`.
+     * @default 5
+     */
+    maxRobotsRetries?: number;
+    /**
+     * How long an origin whose robots.txt stayed unreachable through `maxRobotsRetries` is treated as
+     * RFC 9309 §2.3.1.4 says, as disallowing everything: its requests fail with
+     * `RobotsUnreachableError` without being sent; after that, robots.txt is read again. An origin
+     * whose robots.txt was read before keeps the rules of that read instead (RFC 9309 §2.4). 0 turns
+     * this off: after the retries the origin is crawled with no rules.
+     * @default 86400 (24 h, the longest a robots.txt answer is cached)
+     */
+    robotsUnreachableDisallowSecs?: number;
     /**
      * What `attach()` does with a crawler's own `sameDomainDelaySecs`: `'fold'` raises this manager's
      * floor to it and switches Crawlee's delay off (so requests are not paced twice); `'refuse'`
@@ -249,6 +283,8 @@ export interface ResolvedThrottlingOptions {
     maxCrawlDelaySecs: number;
     robotsUserAgent?: string;
     robotsFetcher?: RobotsFetcher;
+    maxRobotsRetries: number;
+    robotsUnreachableDisallowMs: number;
     sameDomainDelay: 'fold' | 'refuse';
     /** The policy of every throttled domain without a scope of its own. */
     defaultPolicy: ResolvedPolicy;
@@ -261,6 +297,8 @@ export interface ResolvedThrottlingOptions {
     random: () => number;
     maxFreeRetries: number;
     getScopes?: GetScopes;
+    /** `refusalWhen` as one function (the shorthand compiled), its answers checked. */
+    refusalWhen?: RefusalRule;
 }
 
 /** Validates user options and applies every default, in this one place. */
@@ -302,6 +340,11 @@ export function resolveThrottlingOptions(options: ThrottlingRequestManagerOption
         maxCrawlDelaySecs: o.maxCrawlDelaySecs ?? DEFAULT_MAX_CRAWL_DELAY_SECS,
         robotsUserAgent: o.robotsUserAgent,
         robotsFetcher: o.robotsFetcher,
+        maxRobotsRetries: o.maxRobotsRetries ?? 5,
+        robotsUnreachableDisallowMs:
+            o.robotsUnreachableDisallowSecs === undefined
+                ? DEFAULT_ROBOTS_TTL_MS
+                : o.robotsUnreachableDisallowSecs * 1000,
         sameDomainDelay: o.sameDomainDelay ?? 'fold',
         defaultPolicy,
         scopes,
@@ -310,6 +353,7 @@ export function resolveThrottlingOptions(options: ThrottlingRequestManagerOption
         random: o.random ?? Math.random,
         maxFreeRetries: o.maxFreeRetries ?? 20,
         getScopes: o.getScopes,
+        refusalWhen: o.refusalWhen && refusalRuleOf(o.refusalWhen),
     };
 }
 

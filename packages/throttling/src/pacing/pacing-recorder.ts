@@ -123,6 +123,20 @@ export class PacingRecorder {
         this.host.changed(key);
     }
 
+    /**
+     * A robots.txt read for the key of `url` got an answer (any status), or none (a timeout, a network
+     * error). No answer counts against the key's error budget as a request's network error does (unless
+     * `backoffOnNetworkErrors` is off); an answer ends a run of them. Returns whether the budget is spent.
+     */
+    robotsRead(url: string, answered: boolean): boolean {
+        const key = this.router.domainKeyOf(url);
+        if (key === undefined || !this.host.paces(key)) return false;
+        const state = this.states.update(key, (s) => s);
+        if (answered) state.noteReachable();
+        else if (this.router.policyOf(key).backoffOnNetworkErrors) state.consecutiveErrors += 1;
+        return state.isUnreachable(this.options.maxConsecutiveErrors);
+    }
+
     /** Forgets every declared crawl delay (the queues were dropped). */
     clear(): void {
         this.declaredCrawlDelays.clear();

@@ -1,5 +1,15 @@
 import type { IRequestManager } from '@crawlee/core';
 
+/** An origin whose robots.txt stayed unreachable: its requests fail without being sent until `until`. */
+export interface OriginBlock {
+    /** Epoch ms when the block ends and robots.txt is read again. */
+    readonly until: number;
+    /** What the last read met, e.g. `answered 503`. */
+    readonly reason: string;
+    /** Reads that failed in a row. */
+    readonly attempts: number;
+}
+
 /**
  * The queue side of one throttled domain: its `throttled-<domain>` queue and the counts the
  * scheduler keeps so it never has to ask the queue whether there is work.
@@ -19,8 +29,10 @@ export class DomainQueue {
     readonly checksDue = new Map<string, string>();
     /** When each origin of the domain was last checked, so the check runs once per origin (and again when stale). */
     readonly checkedOrigins = new Map<string, number>();
-    /** Origins whose check already got its one retry (robots.txt answered 429). */
-    readonly retriedOrigins = new Set<string>();
+    /** Retries each origin's check has had in a row (robots.txt answered 429 or 5xx, or not at all). */
+    readonly retriedOrigins = new Map<string, number>();
+    /** Origins whose robots.txt stayed unreachable through its retries, and until when (RFC 9309 §2.3.1.4). */
+    readonly blockedOrigins = new Map<string, OriginBlock>();
     /** Origins to check again before their next dispatch (that retry, not yet run). */
     readonly retryPending = new Set<string>();
     /** Bumped on every filing in the waiting heap, so older heap items are recognised as stale. */

@@ -2,7 +2,7 @@ import type { Request, Session } from '@crawlee/core';
 
 import type { Handout, HandoutLedger } from '../dispatch/handout-ledger';
 import { scopeKeysOf } from '../dispatch/handout-ledger';
-import { RequestThrottledError, ThrottledRetriesExhaustedError } from '../errors';
+import { RequestBlockedError, RequestThrottledError, ThrottledRetriesExhaustedError } from '../errors';
 import type { ResolvedThrottlingOptions } from '../options/options';
 import type { DomainStateStore } from '../pacing/domain-state-store';
 import type { PacingFloor } from '../pacing/pacing-floor';
@@ -11,16 +11,14 @@ import type { ScopeRouter } from '../routing/scope-router';
 import { REDIRECT_SCOPE_KEY } from '../routing/scope-router';
 import type { SharedClockSync } from '../shared-clock/shared-clock-sync';
 import type { Clock } from '../time/clock';
+import type { NavigationContext } from './navigation-context';
 import { parseRateLimitHeaders } from './rate-limit-headers';
+import type { RefusalVerdict } from './refusal-rule';
+import { bodyReader, isBodyReplay } from './response-body';
 import type { ResponseInfo } from './response-info';
 import { readResponse } from './response-info';
 
-/** The crawling context fields a response check needs. */
-export interface NavigationContext {
-    request: Request;
-    session?: Session;
-    response?: unknown;
-}
+export type { NavigationContext } from './navigation-context';
 
 /** Where the free-retry count of a request lives, so it survives reclaims and restarts. */
 const FREE_RETRIES_KEY = '__throttledRetries';
@@ -43,15 +41,34 @@ export interface ResponseInterpreterDeps {
 /**
  * Reads one response of a handed-out request into the clocks of its scopes: an answer re-arms the
  * interval of one-at-a-time scopes and breaks a run of refusals; announced limits pace the domain;
- * a refusal backs the scopes off and is retried for free (until `maxFreeRetries`).
+ * a refusal backs the scopes off and is retried for free (until `maxFreeRetries`). `refusalWhen`
+ * decides first, when set: a refusal the built-in rules would miss, or a block for Crawlee's
+ * session handling.
  */
 export class ResponseInterpreter {
     constructor(private readonly deps: ResponseInterpreterDeps) {}
 
-    /** Throws `RequestThrottledError` (or `ThrottledRetriesExhaustedError`) on a refusal. */
-    handle(context: NavigationContext, response: unknown): void {
+    /**
+     * Throws `RequestThrottledError` (or `ThrottledRetriesExhaustedError`) on a refusal, and
+     * `RequestBlockedError` on a response `refusalWhen` calls blocked. Answers at once unless
+     * `refusalWhen` is set (which may read the body).
+     */
+    handle(context: NavigationContext, response: unknown): void | Promise<void> {
         const info = readResponse(response);
         if (!info) return;
+        const rule = this.deps.options.refusalWhen;
+        if (!rule) return this.interpret(context, response, info, undefined);
+        const { statusCode, headers, url } = info;
+        const view = { statusCode, headers, url, body: bodyReader(context, response), raw: response };
+        return rule(context, view).then((verdict) => this.interpret(context, response, info, verdict));
+    }
+
+    private interpret(
+        context: NavigationContext,
+        response: unknown,
+        info: ResponseInfo,
+        verdict: RefusalVerdict | undefined,
+    ): void {
         const { router } = this.deps;
         const { request } = context;
         const now = this.deps.clock.now();
@@ -60,10 +77,15 @@ export class ResponseInterpreter {
         const key = redirectedTo ?? router.domainKeyOf(request.url);
         const queuedKeys = this.scopeKeys(handout, router.domainKeyOf(request.url));
         const scopeKeys = redirectedTo !== undefined ? [redirectedTo] : queuedKeys;
-        const triggers = this.isRefusal(info.statusCode, scopeKeys);
+        const forced = verdict === 'refused';
+        const triggers = forced || (verdict === undefined && this.isRefusal(info.statusCode, scopeKeys));
         // The first hop reached the queued domain too: its interval counts from this answer as well.
         const answeredKeys = redirectedTo !== undefined ? [...queuedKeys, redirectedTo] : scopeKeys;
         this.noteAnswer(answeredKeys, handout, triggers ? scopeKeys : [], now);
+        if (verdict === 'blocked') {
+            discardBodies(context, response);
+            throw new RequestBlockedError(request.url, info.statusCode);
+        }
         const limits = parseRateLimitHeaders(info.headers, now);
         if (!triggers) {
             if (key !== undefined && limits && this.deps.paces(key)) {
@@ -74,7 +96,7 @@ export class ResponseInterpreter {
             }
             return;
         }
-        if (!this.recordRefusal(request, scopeKeys, info.statusCode, limits?.waitMs)) {
+        if (!this.recordRefusal(request, scopeKeys, info.statusCode, limits?.waitMs, forced)) {
             this.warnUnthrottled429(info, key ?? request.url);
             return;
         }
@@ -126,15 +148,18 @@ export class ResponseInterpreter {
         return answered;
     }
 
-    /** Backs off the scopes whose triggers include the status; false when none is paced here. */
-    private recordRefusal(request: Request, keys: string[], status: number, waitMs?: number): boolean {
+    /**
+     * Backs off the scopes whose triggers include the status (every scope when `forced`: `refusalWhen`
+     * said so); false when none is paced here.
+     */
+    private recordRefusal(request: Request, keys: string[], status: number, waitMs?: number, forced = false): boolean {
         const { router, recorder } = this.deps;
         const cause = { reason: 'refused' as const, statusCode: status };
         if (keys.length === 0) return recorder.record({ reason: 'rateLimited', url: request.url, waitMs }, cause);
         if (!keys.some((k) => this.deps.paces(k) || this.deps.states.read(k))) return false;
         let paced = false;
         for (const key of keys) {
-            if (!router.policyOf(key).backoffStatusCodes.has(status)) continue;
+            if (!forced && !router.policyOf(key).backoffStatusCodes.has(status)) continue;
             recorder.recordRateLimit(key, waitMs, cause);
             paced = true;
         }
@@ -146,7 +171,7 @@ export class ResponseInterpreter {
         const { maxFreeRetries } = this.deps.options;
         const userData = request.userData as Record<string, unknown>;
         const freeRetries = (userData[FREE_RETRIES_KEY] as number | undefined) ?? 0;
-        discardBody(response);
+        discardBodies(context, response);
         // Out of free retries: let Crawlee count this one like any failure.
         if (freeRetries >= maxFreeRetries)
             throw new ThrottledRetriesExhaustedError(request.url, statusCode, maxFreeRetries);
@@ -178,6 +203,12 @@ export function spareSessionOnce(session: Session | undefined): void {
     target.markBad = () => {
         delete target.markBad;
     };
+}
+
+/** Discards the response's body, and the stream that replays it when `refusalWhen` read it. */
+function discardBodies(context: NavigationContext, response: unknown): void {
+    discardBody(response);
+    if (context.response !== response && isBodyReplay(context.response)) discardBody(context.response);
 }
 
 /** Discards an unread response body so the connection is not left holding it. */

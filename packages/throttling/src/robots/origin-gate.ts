@@ -6,16 +6,37 @@ import { isPromise } from '../shared-clock/maybe-promise';
 /**
  * Runs for each origin of a domain before the first dispatch to that origin (e.g. reading its
  * robots.txt), and again once its last check is older than the gate's `recheckAfterMs`; the domain
- * is held back, without blocking any fetch, until the promise settles.
+ * is held back, without blocking any fetch, until the promise settles. `attempt.retriesLeft` says how
+ * many more times a `'retry'` answer would be honoured for this origin (0: this is the last try).
  */
-export type DomainGate = (domainKey: string, firstUrl: string) => Promise<void | DomainGateOutcome>;
+export type DomainGate = (
+    domainKey: string,
+    firstUrl: string,
+    attempt: DomainGateAttempt,
+) => Promise<void | DomainGateOutcome>;
+
+/** What a gate is told about the check it runs. */
+export interface DomainGateAttempt {
+    /** Retries still allowed for this origin after this check (`maxRetries` minus those already made). */
+    retriesLeft: number;
+}
 
 /**
- * What a check may answer: `'retry'` when it learned nothing (robots.txt answered 429). The origin is
- * then checked once more before its next request, which waits for the backoff the answer caused;
- * a second `'retry'` counts as checked.
+ * What a check may answer:
+ * - `'retry'` when it learned nothing (robots.txt answered 429 or 5xx, or not at all). The origin is
+ *   checked again before its next request, which waits for the backoff the answer caused; past
+ *   `maxRetries` retries in a row, a `'retry'` counts as checked.
+ * - `{ disallowForMs, reason }`: the origin's requests fail without being sent (`RobotsUnreachableError`)
+ *   for that long; then it is checked again.
  */
-export type DomainGateOutcome = 'retry';
+export type DomainGateOutcome = 'retry' | DomainGateDisallow;
+
+/** A check's answer that the origin must not be crawled for a while (robots.txt stayed unreachable). */
+export interface DomainGateDisallow {
+    disallowForMs: number;
+    /** What the check met, e.g. `answered 503`; it goes into the requests' errors. */
+    reason: string;
+}
 
 /**
  * Most origins whose last check one key remembers. A key spanning subdomains (`registrableDomain`)
@@ -32,6 +53,12 @@ export interface DomainGateOptions {
      * @default Infinity (once per origin and process)
      */
     recheckAfterMs?: number;
+    /**
+     * Most `'retry'` answers honoured in a row for one origin; the next one counts as checked. A
+     * check that answers otherwise starts the count again.
+     * @default 1
+     */
+    maxRetries?: number;
 }
 
 /** What the gate needs from its owner: the time, the key's pace, and a way to reschedule a domain. */
@@ -55,32 +82,39 @@ export interface ProbeTicket {
 
 /**
  * Holds a domain back while the check of one of its origins (robots.txt) is due or runs, decides
- * when an origin is due (first contact, a stale check, or the one retry of a check that learned
- * nothing), and starts checks at the key's pace: each takes a window and a slot like a request, so
- * the robots.txt files of many subdomains under one key are not fetched all at once.
+ * when an origin is due (first contact, a stale check, a retry of a check that learned nothing, or
+ * the end of a block), and starts checks at the key's pace: each takes a window and a slot like a
+ * request, so the robots.txt files of many subdomains under one key are not fetched all at once.
+ * Retries are bounded (`maxRetries` in a row); a check may block its origin for a while instead.
  */
 export class OriginGate {
     // The check to run; undefined until the crawler integration sets one.
     private gate?: DomainGate;
     // How old an origin's check may get before it runs again.
     private recheckAfterMs = Infinity;
+    // 'retry' answers honoured in a row per origin.
+    private maxRetries = 1;
 
     constructor(private readonly host: OriginGateHost) {}
 
     set(gate: DomainGate | undefined, options: DomainGateOptions = {}): void {
         this.gate = gate;
         this.recheckAfterMs = options.recheckAfterMs ?? Infinity;
+        this.maxRetries = options.maxRetries ?? 1;
     }
 
     /**
      * Whether the origin of `url` must be checked before a request to it goes out. A retry of a check
-     * that learned nothing is due only `atDispatch`, once the backoff its answer caused has passed.
+     * that learned nothing is due only `atDispatch`, once the backoff its answer caused has passed. A
+     * blocked origin is due when its block ends (its requests fail until then).
      */
     isDue(entry: DomainQueue, url: string, now: number, atDispatch = false): boolean {
         if (!this.gate) return false;
         const origin = originOf(url);
         if (entry.checksDue.has(origin)) return false;
         if (atDispatch && entry.retryPending.has(origin)) return true;
+        const block = entry.blockedOrigins.get(origin);
+        if (block) return now >= block.until;
         const checkedAt = entry.checkedOrigins.get(origin);
         return checkedAt === undefined || now - checkedAt >= this.recheckAfterMs;
     }
@@ -125,7 +159,8 @@ export class OriginGate {
             return false;
         }
         const settle = (outcome?: void | DomainGateOutcome) => this.settled(entry, origin, ticket, outcome);
-        this.gate(entry.key, url).then(settle, (error: unknown) => {
+        const retriesLeft = Math.max(0, this.maxRetries - (entry.retriedOrigins.get(origin) ?? 0));
+        this.gate(entry.key, url, { retriesLeft }).then(settle, (error: unknown) => {
             this.host.warn(
                 `The first-dispatch check of ${origin} (${entry.key}) failed; crawling it without: ${String(error)}`,
             );
@@ -145,15 +180,30 @@ export class OriginGate {
 
     private settled(entry: DomainQueue, origin: string, ticket: ProbeTicket, outcome?: void | DomainGateOutcome): void {
         this.host.finishProbe(ticket);
-        if (outcome === 'retry' && !entry.retriedOrigins.has(origin)) {
-            entry.retriedOrigins.add(origin);
-            entry.retryPending.add(origin);
-        }
+        const now = this.host.now();
+        this.record(entry, origin, now, outcome);
         // Counted from when the answer came, so the next check finds the robots.txt cache expired too.
-        this.remember(entry, origin, this.host.now());
+        this.remember(entry, origin, now);
         entry.gatesPending -= 1;
         this.host.released(entry);
         this.startDue(entry);
+    }
+
+    /** What a check's answer leaves for the origin: a retry (while the bound allows), a block, or done. */
+    private record(entry: DomainQueue, origin: string, now: number, outcome?: void | DomainGateOutcome): void {
+        const retried = entry.retriedOrigins.get(origin) ?? 0;
+        // A check ran, so an earlier block (over by now) is lifted; a new one may replace it below.
+        entry.blockedOrigins.delete(origin);
+        if (outcome === 'retry' && retried < this.maxRetries) {
+            entry.retriedOrigins.set(origin, retried + 1);
+            entry.retryPending.add(origin);
+            return;
+        }
+        entry.retriedOrigins.delete(origin);
+        if (typeof outcome !== 'object' || outcome === null) return;
+        const { disallowForMs, reason } = outcome;
+        if (!(disallowForMs > 0)) return;
+        entry.blockedOrigins.set(origin, { until: now + disallowForMs, reason, attempts: retried + 1 });
     }
 
     /**
@@ -175,7 +225,9 @@ export class OriginGate {
     }
 
     private forgetOrigin(entry: DomainQueue, origin: string): void {
+        // A forgotten origin is checked again on its next request, blocked or not.
         entry.checkedOrigins.delete(origin);
         entry.retriedOrigins.delete(origin);
+        entry.blockedOrigins.delete(origin);
     }
 }

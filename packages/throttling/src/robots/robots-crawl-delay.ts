@@ -1,9 +1,10 @@
 /**
  * Per-origin robots.txt `Crawl-delay` lookup, fetched once per origin (and user agent) and cached.
  *
- * Scope: this module only extracts the crawl delay. Allow/Disallow rules are Crawlee's own business
- * (`respectRobotsTxtFile`), which is why a 5xx here degrades to "no delay" instead of RFC 9309's
- * "assume complete disallow": refusing to crawl is not a decision a throttler should take.
+ * Scope: this module extracts the crawl delay, and says when a read failed (a 5xx, a 429, no answer),
+ * so the caller can pause the origin and read again, then treat a robots.txt that stays unreachable
+ * as RFC 9309 §2.3.1.4 says (complete disallow, see robots-failure.ts). Allow/Disallow rules of a
+ * file that was read are Crawlee's own business (`respectRobotsTxtFile`).
  */
 
 import type { Readable } from 'node:stream';
@@ -30,8 +31,49 @@ export type RobotsFetcher = (
 /** What robots.txt says about pacing requests to one origin. */
 export type RobotsVerdict =
     | { kind: 'crawlDelay'; delayMs: number; capped: boolean; declaredSecs: number }
-    | { kind: 'none'; reason: 'no-crawl-delay' | 'missing' | 'client-error' | 'server-error' | 'unreachable' }
+    | {
+          kind: 'none';
+          reason: 'no-crawl-delay' | 'missing' | 'client-error' | 'server-error' | 'unreachable';
+          /** The status of a server error. */
+          status?: number;
+          /** The raw `Retry-After` header of a server error (a 503 may say when to come back). */
+          retryAfterHeader?: string | string[];
+      }
     | { kind: 'rateLimited'; retryAfterHeader?: string | string[] };
+
+/** Why a robots.txt read told nothing: a server error, a 429, or no answer (a timeout, a network error). */
+export interface RobotsReadFailure {
+    /** In words, for logs and errors: `answered 503`, `answered 429`, `did not answer (timeout or network error)`. */
+    reason: string;
+    /** Whether the server answered at all (a 5xx or a 429), rather than not (a timeout, a network error). */
+    answered: boolean;
+    /** The raw `Retry-After` header, when the answer had one. */
+    retryAfterHeader?: string | string[];
+}
+
+/**
+ * The failure of a read that said nothing about the file (RFC 9309 §2.3.1.4's "unreachable": a 5xx
+ * or no answer, and a 429 as Google treats it), or undefined for a read that did (a file, or a 4xx:
+ * "unavailable", which means no rules).
+ */
+export function robotsReadFailure(verdict: RobotsVerdict): RobotsReadFailure | undefined {
+    const retryAfter = (header: string | string[] | undefined) =>
+        header === undefined ? {} : { retryAfterHeader: header };
+    if (verdict.kind === 'rateLimited') {
+        return { reason: 'answered 429', answered: true, ...retryAfter(verdict.retryAfterHeader) };
+    }
+    if (verdict.kind !== 'none') return undefined;
+    if (verdict.reason === 'server-error') {
+        return {
+            reason: `answered ${verdict.status ?? '5xx'}`,
+            answered: true,
+            ...retryAfter(verdict.retryAfterHeader),
+        };
+    }
+    if (verdict.reason === 'unreachable')
+        return { reason: 'did not answer (timeout or network error)', answered: false };
+    return undefined;
+}
 
 /** Constructor options of {@link RobotsCrawlDelayCache}. */
 export interface RobotsCrawlDelayCacheOptions {
@@ -166,7 +208,15 @@ export function robotsVerdictFromResponse(
         const retryAfterHeader = headerValue(result.headers, 'retry-after');
         return retryAfterHeader === undefined ? { kind: 'rateLimited' } : { kind: 'rateLimited', retryAfterHeader };
     }
-    if (status >= 500 && status <= 599) return { kind: 'none', reason: 'server-error' };
+    if (status >= 500 && status <= 599) {
+        const retryAfterHeader = headerValue(result.headers, 'retry-after');
+        return {
+            kind: 'none',
+            reason: 'server-error',
+            status,
+            ...(retryAfterHeader === undefined ? {} : { retryAfterHeader }),
+        };
+    }
     if (status === 404 || status === 410) return { kind: 'none', reason: 'missing' };
     if (status >= 400 && status <= 499) return { kind: 'none', reason: 'client-error' };
     // A 3xx that reached us means the redirect chain was not resolved; RFC 9309 §2.3.1.2 treats that as unavailable.
@@ -189,11 +239,14 @@ interface CacheEntry {
     inFlight?: Promise<RobotsVerdict>;
     verdict?: RobotsVerdict;
     expiresAt: number;
+    /** The verdict of the last read that got the file (or a 4xx), kept across failed reads and re-reads. */
+    lastGood?: RobotsVerdict;
 }
 
 /**
  * Caches robots.txt crawl-delay verdicts per origin and user agent, fetching each at most once at a time.
- * Fetch failures never reject `get()`: they become `{ kind: 'none', reason: 'unreachable' }`.
+ * Fetch failures never reject `get()`: they become `{ kind: 'none', reason: 'unreachable' }`. A failed
+ * read (see {@link robotsReadFailure}) is not cached, so the next `get()` reads again.
  */
 export class RobotsCrawlDelayCache {
     private readonly fetcher: RobotsFetcher;
@@ -235,13 +288,16 @@ export class RobotsCrawlDelayCache {
             return existing.verdict;
         }
 
-        const entry: CacheEntry = { expiresAt: 0 };
+        const entry: CacheEntry = { expiresAt: 0, lastGood: existing?.lastGood };
         entry.inFlight = this.load(`${origin}/robots.txt`, options).then(
             (verdict) => {
                 // Writes go to this entry object only, so after clear() they land on an orphan and are dropped.
                 entry.verdict = verdict;
-                // The server asked us to come back later, so a 429 must not shadow the real file for 24 h.
-                entry.expiresAt = verdict.kind === 'rateLimited' ? this.now() : this.now() + this.ttlMs;
+                // A failed read (a 429, a 5xx, no answer) is read again when asked: caching it would
+                // shadow the real file for 24 h, and the caller retries it after a pause.
+                const failed = robotsReadFailure(verdict) !== undefined;
+                entry.expiresAt = failed ? this.now() : this.now() + this.ttlMs;
+                if (!failed) entry.lastGood = verdict;
                 entry.inFlight = undefined;
                 return verdict;
             },
@@ -262,6 +318,14 @@ export class RobotsCrawlDelayCache {
         const entry = this.entries.get(cacheKey(originOf(url), userAgent));
         if (!entry?.verdict || entry.inFlight || this.now() >= entry.expiresAt) return undefined;
         return entry.verdict;
+    }
+
+    /**
+     * The verdict of the last read of the origin of `url` that got its file (or a 4xx), however old:
+     * what RFC 9309 §2.4 lets a crawler keep using while a re-read finds robots.txt unreachable.
+     */
+    lastGood(url: string, userAgent?: string): RobotsVerdict | undefined {
+        return this.entries.get(cacheKey(originOf(url), userAgent))?.lastGood;
     }
 
     /** Number of origin/user-agent keys with an unexpired verdict or a fetch in flight. */

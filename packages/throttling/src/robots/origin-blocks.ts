@@ -1,0 +1,34 @@
+import { RobotsUnreachableError } from '../errors';
+import type { DomainQueue, OriginBlock } from '../queues/domain-queue';
+import { originOf } from '../routing/origin';
+
+/**
+ * The block in force at `now` on the origin of `url` under a key: its robots.txt stayed unreachable,
+ * so its requests fail without being sent. An expired block is not in force; it stays recorded until
+ * the origin's next check settles, so that check is due (see `OriginGate.isDue`).
+ */
+export function blockInForce(entry: DomainQueue, url: string, now: number): OriginBlock | undefined {
+    if (entry.blockedOrigins.size === 0) return undefined;
+    const block = entry.blockedOrigins.get(originOf(url));
+    return block !== undefined && now < block.until ? block : undefined;
+}
+
+/**
+ * Whether every origin the key has checked is blocked at `now`: then all its requests are to fail, and
+ * they are handed out at once instead of at the key's pace. (A request of an origin not checked yet
+ * is checked first when it comes to the head of the queue.)
+ */
+export function everyOriginBlocked(entry: DomainQueue, now: number): boolean {
+    const blocked = entry.blockedOrigins;
+    // Blocks are a subset of the checked origins (forgetting an origin drops both), so sizes tell first.
+    if (blocked.size === 0 || blocked.size < entry.checkedOrigins.size) return false;
+    for (const block of blocked.values()) if (now >= block.until) return false;
+    return true;
+}
+
+/** The error a request of a blocked origin fails with, or undefined when its origin is not blocked. */
+export function robotsUnreachableFailure(entry: DomainQueue, url: string, now: number): Error | undefined {
+    const block = blockInForce(entry, url, now);
+    if (!block) return undefined;
+    return new RobotsUnreachableError(url, originOf(url), block.reason, block.attempts, block.until);
+}
