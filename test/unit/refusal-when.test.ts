@@ -63,7 +63,13 @@ describe('refusalWhen: the shorthand', () => {
         const error = await manager.handleResponse({ request }, { statusCode: 430, headers: {} }).catch((e) => e);
         expect(error).toBeInstanceOf(RequestThrottledError);
         expect(error).toMatchObject({ statusCode: 430 });
-        expect(state()).toMatchObject({ backingOff: true, backoffUntil: T0 + 2_000, refusals: 1 });
+        // Exactly the backoff a 429 gets.
+        const plain = setup();
+        await plain.manager
+            .handleResponse({ request: await plain.next() }, { statusCode: 429, headers: {} })
+            .catch(() => {});
+        expect(plain.state().backoffUntil).toBeGreaterThan(T0);
+        expect(state()).toMatchObject({ backingOff: true, backoffUntil: plain.state().backoffUntil, refusals: 1 });
         // Crawlee counts the retry, the manager gives it back on reclaim.
         request.retryCount += 1;
         await manager.reclaimRequest(request);

@@ -139,7 +139,8 @@ describe('RobotsCrawlDelayCache and failed reads', () => {
 describe('a robots.txt that answers 5xx or 429, or not at all', () => {
     test('503: the origin is paused through growing backoffs, nothing is sent, robots.txt is read after each; its file then applies', async () => {
         const robots = scripted([answer(503), answer(503), file('User-agent: *\nCrawl-delay: 1\n')]);
-        const { manager, clock } = setup(robots);
+        // The steps of the plain exponential backoff (2, 4 s); adaptive pacing (the default) starts at 1 s.
+        const { manager, clock } = setup(robots, { rampup: false });
         await manager.addRequest({ url: 'https://a.com/1' });
         await manager.addRequest({ url: 'https://a.com/2' });
         await settle();
