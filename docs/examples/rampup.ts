@@ -1,4 +1,4 @@
-// Rampup: find the rate a site tolerates, with no knowledge of its limit.
+// Adaptive pacing (the default): find the rate a site tolerates, with no knowledge of its limit.
 // Run by test/e2e/docs-examples.test.ts; the figures in docs/rampup.md come from such a run.
 import { ProxyConfiguration } from '@crawlee/core';
 import { HttpCrawler } from '@crawlee/http';
@@ -9,10 +9,7 @@ export async function main(config?: ConstructorParameters<typeof HttpCrawler>[1]
     // A site that allows 5 requests per second (burst 2) and answers 429 + Retry-After beyond.
     const web = await startPoliteWeb({ sites: [{ host: 'shop.example', rate: 5, burst: 2, pages: 40 }] });
     try {
-        const throttler = new ThrottlingRequestManager(
-            { domains: 'all', scopes: { 'shop.example': { rampup: true } } },
-            config,
-        );
+        const throttler = new ThrottlingRequestManager({ domains: 'all' }, config);
         const rates: { at: number; rate: number }[] = [];
         const crawler = new HttpCrawler(
             {
