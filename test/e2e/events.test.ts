@@ -13,7 +13,7 @@ import { memoryConfig } from '../helpers/storage';
 
 type Seen = { [K in keyof ThrottlingEvents]: ThrottlingEvents[K][] };
 
-describe('events (domainAdded, backoff, recovered, stalled)', () => {
+describe('events (domainAdded, backoff, recovered, rateLearned, stalled)', () => {
     let web: PoliteWeb;
     beforeAll(async () => {
         web = await startPoliteWeb({
@@ -32,7 +32,7 @@ describe('events (domainAdded, backoff, recovered, stalled)', () => {
     afterAll(async () => web.close());
 
     function listen(throttler: ThrottlingRequestManager): Seen {
-        const seen: Seen = { domainAdded: [], backoff: [], recovered: [], stalled: [] };
+        const seen: Seen = { domainAdded: [], backoff: [], recovered: [], rateLearned: [], stalled: [] };
         for (const name of Object.keys(seen) as (keyof ThrottlingEvents)[]) {
             throttler.on(name, (event) => (seen[name] as unknown[]).push(event));
         }
@@ -53,7 +53,7 @@ describe('events (domainAdded, backoff, recovered, stalled)', () => {
         return c;
     }
 
-    test('a refusing site: domainAdded once, a backoff naming 429 and Retry-After, then recovered', async () => {
+    test('a refusing site: domainAdded once, a backoff naming 429 and Retry-After, then recovered and rateLearned', async () => {
         web.reset();
         const config = memoryConfig();
         const throttler = new ThrottlingRequestManager({ domains: 'all', concurrency: 4 }, config);
@@ -75,6 +75,13 @@ describe('events (domainAdded, backoff, recovered, stalled)', () => {
         expect(seen.recovered[0]).toMatchObject({ domain: 'busy.example' });
         expect(seen.recovered[0].refusals).toBeGreaterThan(0);
         expect(seen.stalled).toEqual([]);
+        // Adaptive pacing (the default) reported what it learned of the 5 req/s site, first after a refusal.
+        expect(seen.rateLearned[0]).toMatchObject({ domain: 'busy.example', previousRate: 0, reason: 'refused' });
+        for (const e of seen.rateLearned) {
+            expect(e.rate).toBeGreaterThan(0);
+            expect(e.rate).toBeLessThan(50);
+            expect(Math.abs(e.rate - e.previousRate)).toBeGreaterThanOrEqual(e.previousRate * 0.1);
+        }
         // The same figures the score counts: every backoff followed a refusal the server logged.
         expect(web.score().sites.find((s) => s.host === 'busy.example')!.refusals).toBeGreaterThanOrEqual(
             seen.backoff.length,

@@ -21,6 +21,12 @@ export interface ThrottlingEvents {
     };
     /** A scope that was refusing answered again, after refusing for `refusingForMs`. */
     recovered: { domain: string; refusingForMs: number; refusals: number };
+    /**
+     * Adaptive pacing's estimate of what a scope accepts (`rate`, requests per second) moved by 10 % or
+     * more since it was last reported (`previousRate`, 0 the first time): after a refusal, or as quiet
+     * answers proved a faster pace safe.
+     */
+    rateLearned: { domain: string; rate: number; previousRate: number; reason: 'refused' | 'answers' };
     /** A scope refused without a break for longer than `maxDomainStallSecs`: the crawl stops. */
     stalled: { domain: string; stalledForMs: number; queued: number };
 }

@@ -2,7 +2,7 @@ import type { ResolvedThrottlingOptions } from '../options/options';
 import type { ResolvedPolicy } from '../options/policy';
 import { originOf } from '../routing/origin';
 import type { ScopeRouter } from '../routing/scope-router';
-import type { BackoffPolicy } from './domain-state';
+import type { BackoffPolicy, DomainState } from './domain-state';
 import type { DomainStateStore } from './domain-state-store';
 import type { PacingFloor } from './pacing-floor';
 import type { PacingSignal } from './pacing-signal';
@@ -13,6 +13,9 @@ import type { BackoffReason, ThrottlingEventEmitter } from '../integration/throt
  * kept, and past the cap the smallest go, so the key's delay (the largest) never drops by it.
  */
 export const MAX_DECLARED_ORIGINS_PER_KEY = 64;
+
+/** A learned rate is reported again (`rateLearned`) once it moved by this share of the last report. */
+const RATE_REPORT_STEP = 0.1;
 
 /** What the recorder tells its owner. */
 export interface PacingRecorderHost {
@@ -42,6 +45,8 @@ export class PacingRecorder {
     // Crawl delay each origin's robots.txt declared, per key: a key spanning several origins
     // (registrableDomain) is paced by the largest, and a re-read replaces its origin's value.
     private readonly declaredCrawlDelays = new Map<string, Map<string, number>>();
+    // The learned rate last reported per key (rateLearned), so only moves of 10 % or more are.
+    private readonly reportedRates = new Map<string, number>();
 
     constructor(
         private readonly options: ResolvedThrottlingOptions,
@@ -75,6 +80,7 @@ export class PacingRecorder {
         const policy = this.router.policyOf(key);
         const state = this.states.update(key, (s) => s);
         const outcome = state.recordRateLimit(now, waitMs, this.backoffPolicy(policy));
+        this.reportLearned(key, state, 'refused');
         if (outcome.escalated) {
             this.host.escalated();
             const exponent = state.backoffExponent;
@@ -111,6 +117,16 @@ export class PacingRecorder {
         // The answer itself teaches a ramping scope (once: not again when the request is handled).
         if (success) state.recordSuccess();
         else state.recordAnswered(this.router.policyOf(key), now);
+        this.reportLearned(key, state, 'answers');
+    }
+
+    /** Emits `rateLearned` when the scope's learned rate moved by {@link RATE_REPORT_STEP} or more. */
+    private reportLearned(key: string, state: DomainState, reason: 'refused' | 'answers'): void {
+        const rate = state.rampupState?.safeRate ?? 0;
+        const previousRate = this.reportedRates.get(key) ?? 0;
+        if (!(rate > 0) || Math.abs(rate - previousRate) < previousRate * RATE_REPORT_STEP) return;
+        this.reportedRates.set(key, rate);
+        this.host.events.emit('rateLearned', { domain: key, rate, previousRate, reason });
     }
 
     /** Skips the key of `url` for a crawl delay above the maximum (undefined: stops skipping it). */
@@ -145,6 +161,7 @@ export class PacingRecorder {
     /** Forgets what robots.txt said for keys no longer crawled (bounded memory on broad crawls). */
     forget(key: string): void {
         this.declaredCrawlDelays.delete(key);
+        this.reportedRates.delete(key);
     }
 
     private recordCrawlDelay(key: string, url: string, intervalMs: number): void {
