@@ -40,8 +40,8 @@ export interface FileDomainClockOptions {
      */
     staleLockMs?: number;
     /**
-     * Time source for lock ages and for the calls that take no `now` (refusals, slots, quotas, rates);
-     * pacing times of `reserve` come from the manager.
+     * Time source for lock ages, and for the limit calls when their caller passes no `now` (the
+     * manager always does).
      * @default the system clock
      */
     clock?: Clock;
@@ -113,29 +113,29 @@ export class FileDomainClock implements SharedDomainClock {
         }));
     }
 
-    recordRefusal(key: string, policy: RefusalPolicy): SharedRefusal {
+    recordRefusal(key: string, policy: RefusalPolicy, now = this.clock.now()): SharedRefusal {
         checkRefusalPolicy(policy);
-        return this.locked(key, (record) => decideRefusal(record, this.clock.now(), policy));
+        return this.locked(key, (record) => decideRefusal(record, now, policy));
     }
 
-    acquireSlot(key: string, limit: number, leaseMs: number): SlotLease {
+    acquireSlot(key: string, limit: number, leaseMs: number, now = this.clock.now()): SlotLease {
         checkPositive('acquireSlot limit', limit, true);
         checkPositive('acquireSlot leaseMs', leaseMs, false);
-        return this.locked(key, (record) => decideAcquire(record, this.clock.now(), limit, leaseMs, randomUUID()));
+        return this.locked(key, (record) => decideAcquire(record, now, limit, leaseMs, randomUUID()));
     }
 
-    renewSlot(key: string, token: string, leaseMs: number): boolean {
+    renewSlot(key: string, token: string, leaseMs: number, now = this.clock.now()): boolean {
         checkPositive('renewSlot leaseMs', leaseMs, false);
-        return this.locked(key, (record) => decideRenew(record, this.clock.now(), token, leaseMs));
+        return this.locked(key, (record) => decideRenew(record, now, token, leaseMs));
     }
 
     releaseSlot(key: string, token: string): boolean {
         return this.locked(key, (record) => decideRelease(record, token));
     }
 
-    spendQuota(key: string, cost: number, limit: number, windowMs: number): QuotaSpend {
+    spendQuota(key: string, cost: number, limit: number, windowMs: number, now = this.clock.now()): QuotaSpend {
         checkSpend(cost, limit, windowMs);
-        return this.locked(key, (record) => decideSpend(record, this.clock.now(), cost, limit, windowMs));
+        return this.locked(key, (record) => decideSpend(record, now, cost, limit, windowMs));
     }
 
     adjustQuota(key: string, delta: number, windowMs: number, spentAt: number): number {

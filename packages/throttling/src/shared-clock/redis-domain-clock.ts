@@ -128,9 +128,8 @@ export class RedisDomainClock implements SharedDomainClock {
      * period as long as the last backoff) and the backoff lasts `waitMs`, or `baseMs × factor^(level-1)`,
      * at most `maxMs`. No jitter: hosts that want it add their own.
      */
-    async recordRefusal(key: string, policy: RefusalPolicy): Promise<SharedRefusal> {
+    async recordRefusal(key: string, policy: RefusalPolicy, now = this.clock.now()): Promise<SharedRefusal> {
         checkRefusalPolicy(policy);
-        const now = this.clock.now();
         const wait = policy.waitMs !== undefined && policy.waitMs > 0 ? Math.ceil(policy.waitMs) : '';
         const [escalated, redisNow, backoff, level, delay] = await this.run(
             'recordRefusal',
@@ -146,10 +145,9 @@ export class RedisDomainClock implements SharedDomainClock {
      * a host that dies holding it loses it when the lease runs out. Give it back with
      * {@link releaseSlot}; renew a long one with {@link renewSlot}.
      */
-    async acquireSlot(key: string, limit: number, leaseMs: number): Promise<SlotLease> {
+    async acquireSlot(key: string, limit: number, leaseMs: number, now = this.clock.now()): Promise<SlotLease> {
         checkPositive('acquireSlot limit', limit, true);
         checkPositive('acquireSlot leaseMs', leaseMs, false);
-        const now = this.clock.now();
         const token = randomUUID();
         const [granted, redisNow, at, held] = await this.run('acquireSlot', key, 'crawleeThrottlingAcquireSlot', [
             this.keysOf(key).slots,
@@ -188,9 +186,14 @@ export class RedisDomainClock implements SharedDomainClock {
      * all-or-nothing, shared by all hosts. An empty window takes any cost, so one oversized request
      * still goes, alone.
      */
-    async spendQuota(key: string, cost: number, limit: number, windowMs: number): Promise<QuotaSpend> {
+    async spendQuota(
+        key: string,
+        cost: number,
+        limit: number,
+        windowMs: number,
+        now = this.clock.now(),
+    ): Promise<QuotaSpend> {
         checkSpend(cost, limit, windowMs);
-        const now = this.clock.now();
         const [granted, redisNow, ends, spent] = await this.run('spendQuota', key, 'crawleeThrottlingSpendQuota', [
             this.keysOf(key).quota,
             cost,
@@ -207,10 +210,15 @@ export class RedisDomainClock implements SharedDomainClock {
      * Corrects a spend made at `spentAt` (this host's time) by `delta` while its window is the one
      * kept, never below 0; answers that window's spend after it (0 when a later window replaced it).
      */
-    async adjustQuota(key: string, delta: number, windowMs: number, spentAt: number): Promise<number> {
+    async adjustQuota(
+        key: string,
+        delta: number,
+        windowMs: number,
+        spentAt: number,
+        now = this.clock.now(),
+    ): Promise<number> {
         checkFinite('adjustQuota delta', delta);
         checkPositive('adjustQuota windowMs', windowMs, true);
-        const now = this.clock.now();
         const [, , spent] = await this.run('adjustQuota', key, 'crawleeThrottlingAdjustQuota', [
             this.keysOf(key).quota,
             delta,
@@ -225,9 +233,8 @@ export class RedisDomainClock implements SharedDomainClock {
      * host's time) and answers the rate in force: the one learned latest, at a tie the lower. One
      * script; the key expires `idleTtlMs` after the latest offer.
      */
-    async shareRate(key: string, rate: number, at: number): Promise<SharedRate> {
+    async shareRate(key: string, rate: number, at: number, now = this.clock.now()): Promise<SharedRate> {
         checkPositive('shareRate rate', rate, false);
-        const now = this.clock.now();
         const [, redisNow, kept, keptAt] = await this.run('shareRate', key, 'crawleeThrottlingShareRate', [
             this.keysOf(key).rate,
             String(rate),
@@ -237,8 +244,7 @@ export class RedisDomainClock implements SharedDomainClock {
     }
 
     /** The rate in force for `key` (this host's time), or undefined when none was shared or it expired. */
-    async readRate(key: string): Promise<SharedRate | undefined> {
-        const now = this.clock.now();
+    async readRate(key: string, now = this.clock.now()): Promise<SharedRate | undefined> {
         const [found, redisNow, rate, at] = await this.run('readRate', key, 'crawleeThrottlingReadRate', [
             this.keysOf(key).rate,
         ]);

@@ -15,8 +15,9 @@ export type { MaybePromise } from './maybe-promise';
  * file) or with a promise (a network store): the manager takes its own window synchronously first,
  * so nothing in this process can take it meanwhile.
  *
- * The optional methods take no `now`: the clock reads its own (the `clock` option of
- * `FileDomainClock` and `RedisDomainClock`), and answers times in it.
+ * The optional methods take the caller's `now` last (the manager always passes its own) and answer
+ * times in that time base; without it a clock reads its own (the `clock` option of `FileDomainClock`
+ * and `RedisDomainClock`).
  */
 export interface SharedDomainClock {
     /**
@@ -37,34 +38,34 @@ export interface SharedDomainClock {
      * Records a refusal of `key` for every host: the backoff escalates once per burst (not while a
      * shared backoff runs, whichever host started it), and a server wait only lengthens a running one.
      */
-    recordRefusal?(key: string, policy: RefusalPolicy): MaybePromise<SharedRefusal>;
+    recordRefusal?(key: string, policy: RefusalPolicy, now?: number): MaybePromise<SharedRefusal>;
     /**
      * Takes one of `limit` concurrency slots of `key` shared by every host, as a lease of `leaseMs`
      * that runs out unless renewed (a dead host's slot frees itself). Needs {@link releaseSlot}.
      */
-    acquireSlot?(key: string, limit: number, leaseMs: number): MaybePromise<SlotLease>;
+    acquireSlot?(key: string, limit: number, leaseMs: number, now?: number): MaybePromise<SlotLease>;
     /** Extends a slot lease to `leaseMs` from now; false when it had run out or was released. */
-    renewSlot?(key: string, token: string, leaseMs: number): MaybePromise<boolean>;
+    renewSlot?(key: string, token: string, leaseMs: number, now?: number): MaybePromise<boolean>;
     /** Gives a slot back; false when it was no longer held. */
     releaseSlot?(key: string, token: string): MaybePromise<boolean>;
     /**
      * Spends `cost` of the quota of `key` (`limit` per `windowMs`, fixed windows), all-or-nothing,
      * shared by every host; an empty window takes any cost.
      */
-    spendQuota?(key: string, cost: number, limit: number, windowMs: number): MaybePromise<QuotaSpend>;
+    spendQuota?(key: string, cost: number, limit: number, windowMs: number, now?: number): MaybePromise<QuotaSpend>;
     /**
      * Corrects a spend made at `spentAt` by `delta` (the real cost minus the estimate), if its
      * window is still the one kept; the spend never drops below 0. Answers that window's spend after
      * it, or 0 when a later window replaced it.
      */
-    adjustQuota?(key: string, delta: number, windowMs: number, spentAt: number): MaybePromise<number>;
+    adjustQuota?(key: string, delta: number, windowMs: number, spentAt: number, now?: number): MaybePromise<number>;
     /**
      * Offers the rate (requests per second, all hosts together) a host learned for `key` at `at`, and
      * answers the rate in force: the one learned latest (at a tie, the lower).
      */
-    shareRate?(key: string, rate: number, at: number): MaybePromise<SharedRate>;
+    shareRate?(key: string, rate: number, at: number, now?: number): MaybePromise<SharedRate>;
     /** The rate in force for `key`, or undefined when no host shared one (or it expired). */
-    readRate?(key: string): MaybePromise<SharedRate | undefined>;
+    readRate?(key: string, now?: number): MaybePromise<SharedRate | undefined>;
     /** Lets go of connections (a Redis client); the manager never calls it. */
     close?(): Promise<void>;
 }
