@@ -1,0 +1,224 @@
+import { log } from '@crawlee/core';
+import type { Request } from '@crawlee/core';
+import { mkdtempSync, rmSync } from 'node:fs';
+import { tmpdir } from 'node:os';
+import { join } from 'node:path';
+
+import { FileDomainClock, ManualClock, ThrottlingRequestManager } from 'crawlee-throttling';
+import type { SharedDomainClock, ThrottlingRequestManagerOptions } from 'crawlee-throttling';
+import { DomainQueue } from '../../packages/throttling/src/queues/domain-queue';
+import { SharedClockFailures } from '../../packages/throttling/src/shared-clock/shared-clock-failures';
+import type { TimerHost } from '../../packages/throttling/src/shared-clock/shared-clock-failures';
+import { SharedLimits, emptyHold } from '../../packages/throttling/src/shared-clock/shared-limits';
+import { memoryConfig } from '../helpers/storage';
+
+const HOST = 'shop.example';
+
+/** Timers that run when the test says so, on the manual clock. */
+class ManualTimers implements TimerHost {
+    private pending = new Map<number, { at: number; run: () => void }>();
+    private next = 0;
+    constructor(private readonly clock: ManualClock) {}
+    set(run: () => void, ms: number): unknown {
+        this.next += 1;
+        this.pending.set(this.next, { at: this.clock.now() + ms, run });
+        return this.next;
+    }
+    clear(handle: unknown): void {
+        this.pending.delete(handle as number);
+    }
+    get size(): number {
+        return this.pending.size;
+    }
+    /** Moves the clock by `ms`, running every timer due on the way. */
+    async advance(ms: number): Promise<void> {
+        const end = this.clock.now() + ms;
+        for (;;) {
+            const due = [...this.pending].filter(([, t]) => t.at <= end).sort((x, y) => x[1].at - y[1].at)[0];
+            if (!due) break;
+            this.pending.delete(due[0]);
+            this.clock.set(Math.max(this.clock.now(), due[1].at));
+            due[1].run();
+            await new Promise((resolve) => setImmediate(resolve));
+        }
+        this.clock.set(end);
+    }
+}
+
+let dir: string;
+let clock: ManualClock;
+beforeEach(() => {
+    dir = mkdtempSync(join(tmpdir(), 'shared-failures-'));
+    clock = new ManualClock();
+});
+afterEach(() => rmSync(dir, { recursive: true, force: true }));
+
+describe('SharedLimits: slot leases', () => {
+    const setup = (shared: SharedDomainClock) => {
+        const timers = new ManualTimers(clock);
+        const warnings: string[] = [];
+        const failures = new SharedClockFailures({
+            mode: 'pause',
+            warn: (m) => warnings.push(m),
+            warnOnce: (m) => warnings.push(m),
+            now: () => clock.now(),
+            timers,
+            retryMs: 50,
+        });
+        const limits = new SharedLimits({
+            shared,
+            states: {} as never,
+            router: {} as never,
+            failures,
+            leaseMs: 300,
+            recheckMs: 100,
+        });
+        return { limits, timers, warnings, entry: new DomainQueue(HOST, `throttled-${HOST}`) };
+    };
+
+    test('a slot held past its lease by a long request is renewed, and freed at once on release', async () => {
+        const store = new FileDomainClock(dir, { clock });
+        const { limits, timers, entry } = setup(store);
+        const hold = emptyHold();
+        expect(limits.take(entry, [{ key: HOST, limit: 1 }], clock.now(), hold)).toBe(true);
+        // Twice the lease: another process still finds the key's one slot taken.
+        await timers.advance(600);
+        expect(store.acquireSlot(HOST, 1, 300)).toMatchObject({ granted: false });
+        limits.release(hold);
+        expect(timers.size).toBe(0);
+        expect(store.acquireSlot(HOST, 1, 300)).toMatchObject({ granted: true });
+    });
+
+    test('without renewals (a store without renewSlot) the slot runs out: what the renewal prevents', async () => {
+        const file = new FileDomainClock(dir, { clock });
+        const store: SharedDomainClock = {
+            reserve: (k, n, at) => file.reserve(k, n, at),
+            extend: (k, c) => file.extend(k, c),
+            settle: (k, l, at) => file.settle(k, l, at),
+            acquireSlot: (k, l, ms, now) => file.acquireSlot(k, l, ms, now),
+            releaseSlot: (k, t) => file.releaseSlot(k, t),
+        };
+        const { limits, timers, entry } = setup(store);
+        expect(limits.take(entry, [{ key: HOST, limit: 1 }], clock.now(), emptyHold())).toBe(true);
+        await timers.advance(600);
+        expect(file.acquireSlot(HOST, 1, 300)).toMatchObject({ granted: true });
+    });
+
+    test('a release that fails (a short outage) is sent again until the lease would have run out', async () => {
+        const file = new FileDomainClock(dir, { clock });
+        let failing = 2;
+        const store: SharedDomainClock = {
+            reserve: (k, n, at) => file.reserve(k, n, at),
+            extend: (k, c) => file.extend(k, c),
+            settle: (k, l, at) => file.settle(k, l, at),
+            acquireSlot: (k, l, ms, now) => file.acquireSlot(k, l, ms, now),
+            releaseSlot: async (k, t) => {
+                if (failing-- > 0) throw new Error('connection closed');
+                return file.releaseSlot(k, t);
+            },
+        };
+        const { limits, timers, warnings, entry } = setup(store);
+        const hold = emptyHold();
+        limits.take(entry, [{ key: HOST, limit: 1 }], clock.now(), hold);
+        limits.release(hold);
+        await timers.advance(0);
+        expect(file.acquireSlot(HOST, 1, 300)).toMatchObject({ granted: false });
+        // Sent again every 50 ms (the retry pause): the third attempt gets through, long before the lease ends.
+        await timers.advance(120);
+        expect(failing).toBe(-1);
+        expect(file.acquireSlot(HOST, 1, 300)).toMatchObject({ granted: true });
+        expect(warnings.some((w) => /Could not free a shared slot of shop\.example/.test(w))).toBe(true);
+    });
+
+    test('a lease lost while its request was in flight is said once, and renewals stop', async () => {
+        const store = new FileDomainClock(dir, { clock });
+        const { limits, timers, warnings, entry } = setup(store);
+        const hold = emptyHold();
+        limits.take(entry, [{ key: HOST, limit: 1 }], clock.now(), hold);
+        store.releaseSlot(HOST, hold.slots[0].token);
+        await timers.advance(200);
+        expect(timers.size).toBe(0);
+        expect(warnings.filter((w) => /ran out while its request was in flight/.test(w))).toHaveLength(1);
+    });
+});
+
+describe('a failing shared clock on the new paths (onSharedClockError)', () => {
+    /** A FileDomainClock whose `method` throws the next `times` calls. */
+    const flaky = (method: keyof FileDomainClock, times: number) => {
+        const file = new FileDomainClock(dir, { clock });
+        const failures = { left: times };
+        const original = (file[method] as (...args: unknown[]) => unknown).bind(file);
+        (file as unknown as Record<string, unknown>)[method] = (...args: unknown[]) => {
+            if (failures.left-- > 0) throw new Error('Redis is down');
+            return original(...args);
+        };
+        return { file, failures };
+    };
+    const manager = (sharedClock: SharedDomainClock, options: Partial<ThrottlingRequestManagerOptions> = {}) =>
+        new ThrottlingRequestManager(
+            { domains: 'all', clock, respectCrawlDelay: false, concurrency: 2, sharedClock, ...options },
+            memoryConfig(),
+        );
+    const warnings = () => {
+        const spies = [
+            jest.spyOn(Object.getPrototypeOf(log), 'warning'),
+            jest.spyOn(Object.getPrototypeOf(log), 'warningOnce'),
+        ];
+        return {
+            lines: () => spies.flatMap((s) => s.mock.calls.map((c) => String(c[0]))),
+            restore: () => spies.forEach((s) => s.mockRestore()),
+        };
+    };
+
+    test.each([
+        ['acquireSlot', {}],
+        ['spendQuota', { scopes: { [HOST]: { quota: 5 } } }],
+    ] as const)(
+        "'pause': %s failing holds the domain a second, says why, and loses no request",
+        async (method, options) => {
+            const { file } = flaky(method, 1);
+            const log = warnings();
+            const m = manager(file, options);
+            await m.addRequest({ url: `https://${HOST}/0` });
+            expect(await m.fetchNextRequest()).toBeNull();
+            expect(log.lines().some((l) => l.includes(`${HOST} (${method}: Error: Redis is down); holding it`))).toBe(
+                true,
+            );
+            expect(await m.checkReadiness()).toMatchObject({ kind: 'waiting', readyAt: clock.now() + 1_000 });
+            clock.advance(1_000);
+            expect((await m.fetchNextRequest())?.url).toBe(`https://${HOST}/0`);
+            log.restore();
+        },
+    );
+
+    test.each([
+        ['acquireSlot', {}],
+        ['spendQuota', { scopes: { [HOST]: { quota: 5 } } }],
+    ] as const)(
+        "'local': %s failing lets the request go, paced by this process alone, with a warning",
+        async (method, options) => {
+            const { file } = flaky(method, 1);
+            const log = warnings();
+            const m = manager(file, { onSharedClockError: 'local', ...options });
+            await m.addRequest({ url: `https://${HOST}/0` });
+            expect((await m.fetchNextRequest())?.url).toBe(`https://${HOST}/0`);
+            expect(log.lines().some((l) => /pacing by this process alone/.test(l))).toBe(true);
+            log.restore();
+        },
+    );
+
+    test("'pause': a refusal that cannot be recorded keeps this process's backoff, says why, and is sent again", async () => {
+        const { file, failures } = flaky('recordRefusal', 1);
+        const log = warnings();
+        const m = manager(file);
+        await m.addRequest({ url: `https://${HOST}/0` });
+        const request = (await m.fetchNextRequest()) as Request;
+        await expect(m.handleResponse({ request }, { statusCode: 429, headers: {} })).rejects.toThrow(/429/);
+        expect(m.snapshot()[0].backoffUntil).toBe(clock.now() + 2_000);
+        expect(
+            log.lines().some((l) => /recordRefusal: Error: Redis is down\); keeping this process's backoff/.test(l)),
+        ).toBe(true);
+        expect(failures.left).toBe(0);
+        log.restore();
+    });
+});
