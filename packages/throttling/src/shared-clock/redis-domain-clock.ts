@@ -112,13 +112,15 @@ export class RedisDomainClock implements SharedDomainClock {
     async settle(key: string, leasedUntil: number, nextAt: number): Promise<void> {
         const lease = this.leases.get(key);
         const ours = lease !== undefined && lease.host === leasedUntil ? lease.redis : '';
-        if (lease?.host === leasedUntil) this.leases.delete(key);
         await this.run('settle', key, 'crawleeThrottlingSettle', [
             this.keysOf(key).clock,
             ours,
             toDelta(nextAt, this.clock.now()),
             'rel',
         ]);
+        // Forgotten only once ended: a settle that failed (an outage) and is sent again must still
+        // recognise its lease, or it could only move the clock forward and the lease would run its course.
+        if (ours !== '' && this.leases.get(key) === lease) this.leases.delete(key);
     }
 
     /**
