@@ -5,18 +5,16 @@ import { tmpdir } from 'node:os';
 import { join } from 'node:path';
 
 import { FileDomainClock, ManualClock, RedisDomainClock, ThrottlingRequestManager } from 'crawlee-throttling';
-import type { Clock, SharedDomainClock, ThrottlingRequestManagerOptions } from 'crawlee-throttling';
+import type { SharedDomainClock, ThrottlingRequestManagerOptions } from 'crawlee-throttling';
 import { REDIS_URL, deletePrefix, describeRedis, testRedis, uniquePrefix } from '../helpers/redis';
 import { memoryConfig } from '../helpers/storage';
 
 const HOST = 'shop.example';
 const url = (p: string) => `https://${HOST}/${p}`;
 const refused = { statusCode: 429, headers: {} };
-const answered = { statusCode: 200, headers: {} };
 
 /** Two (or more) managers with their own storage, as separate crawler processes, sharing one store. */
 interface Processes {
-    clock: Clock;
     make(options?: Partial<ThrottlingRequestManagerOptions>): ThrottlingRequestManager;
     /** How many shared slots of the key are held now. */
     slotsHeld(key: string): Promise<number>;
@@ -130,7 +128,6 @@ describe('shared limits through FileDomainClock (manual clock)', () => {
     const processes = (): Processes => {
         const store = () => new FileDomainClock(dir, { clock });
         return {
-            clock,
             make: (options = {}) =>
                 new ThrottlingRequestManager(
                     { domains: 'all', clock, respectCrawlDelay: false, sharedClock: store(), ...options },
@@ -163,7 +160,7 @@ describe('shared limits through FileDomainClock (manual clock)', () => {
         const snapshot = b.snapshot().find((s) => s.domain === HOST)!;
         // B alone would wait its own first step (2 s); the key's level 2 says 4 s.
         expect(snapshot.backoffUntil).toBe(t + 4_000);
-        expect(p.level(HOST)).resolves.toBe(2);
+        await expect(p.level(HOST)).resolves.toBe(2);
     });
 
     test('without shared limits in the store, each process keeps its own (what the rules above change)', async () => {
@@ -214,7 +211,6 @@ describeRedis('shared limits through RedisDomainClock', () => {
         };
         const reader = store();
         return {
-            clock: { now: () => Date.now() },
             make: (options = {}) =>
                 new ThrottlingRequestManager(
                     { domains: 'all', respectCrawlDelay: false, sharedClock: store(), ...options },
