@@ -137,15 +137,25 @@ export async function runProcesses(kind: CrawlRun['kind'], o: ProcessesOptions):
     } finally {
         if (progress) clearInterval(progress);
     }
-    const endedAt = Date.now();
     o.onProgress?.(liveView(kind, web, startedAt, o.processes));
-    const shared = redis ? 'sharing one RedisDomainClock' : 'each pacing alone';
+    return crawlRun(kind, o, results, startedAt, redis !== undefined);
+}
+
+/** The run as the summary and the report read it: the server's log, each entry with its process. */
+function crawlRun(
+    kind: CrawlRun['kind'],
+    o: ProcessesOptions,
+    results: WorkerResult[],
+    startedAt: number,
+    shared: boolean,
+): CrawlRun {
+    const { web } = o;
     return {
         kind,
-        label: `${o.processes} CheerioCrawler processes + ThrottlingRequestManager, ${shared}`,
-        heading: `${o.processes} processes, ${redis ? 'one RedisDomainClock' : 'no shared clock'}`,
+        label: `${o.processes} CheerioCrawler processes + ThrottlingRequestManager, ${shared ? 'sharing one RedisDomainClock' : 'each pacing alone'}`,
+        heading: `${o.processes} processes, ${shared ? 'one RedisDomainClock' : 'no shared clock'}`,
         startedAt,
-        durationMs: endedAt - startedAt,
+        durationMs: Date.now() - startedAt,
         entries: web.log.map((e) => ({
             site: e.site,
             path: e.path,
