@@ -4,12 +4,13 @@ import { mkdtempSync, rmSync } from 'node:fs';
 import { tmpdir } from 'node:os';
 import { join } from 'node:path';
 
-import { FileDomainClock, ManualClock, ThrottlingRequestManager } from 'crawlee-throttling';
+import { FileDomainClock, InMemoryDomainStateStore, ManualClock, ThrottlingRequestManager } from 'crawlee-throttling';
 import type { SharedDomainClock, ThrottlingRequestManagerOptions } from 'crawlee-throttling';
 import { DomainQueue } from '../../packages/throttling/src/queues/domain-queue';
 import { SharedClockFailures } from '../../packages/throttling/src/shared-clock/shared-clock-failures';
 import type { TimerHost } from '../../packages/throttling/src/shared-clock/shared-clock-failures';
 import { SharedLimits, emptyHold } from '../../packages/throttling/src/shared-clock/shared-limits';
+import { SharedRefusals } from '../../packages/throttling/src/shared-clock/shared-refusals';
 import { memoryConfig } from '../helpers/storage';
 
 const HOST = 'shop.example';
@@ -130,6 +131,29 @@ describe('SharedLimits: slot leases', () => {
         expect(warnings.some((w) => /Could not free a shared slot of shop\.example/.test(w))).toBe(true);
     });
 
+    test('renewals that keep failing stop once the lease has run out (they could only be told so)', async () => {
+        const file = new FileDomainClock(dir, { clock });
+        const store: SharedDomainClock = {
+            reserve: (k, n, at) => file.reserve(k, n, at),
+            extend: (k, c) => file.extend(k, c),
+            settle: (k, l, at) => file.settle(k, l, at),
+            acquireSlot: (k, l, ms, now) => file.acquireSlot(k, l, ms, now),
+            releaseSlot: (k, t) => file.releaseSlot(k, t),
+            renewSlot: () => {
+                throw new Error('Redis is down');
+            },
+        };
+        const { limits, timers, warnings, entry } = setup(store);
+        limits.take(entry, [{ key: HOST, limit: 1 }], clock.now(), emptyHold());
+        await timers.advance(200);
+        expect(timers.size).toBe(1);
+        await timers.advance(100);
+        expect(timers.size).toBe(0);
+        expect(warnings.filter((w) => /Could not renew a shared slot of shop\.example/.test(w)).length).toBeGreaterThan(
+            0,
+        );
+    });
+
     test('a lease lost while its request was in flight is said once, and renewals stop', async () => {
         const store = new FileDomainClock(dir, { clock });
         const { limits, timers, warnings, entry } = setup(store);
@@ -207,18 +231,54 @@ describe('a failing shared clock on the new paths (onSharedClockError)', () => {
         },
     );
 
-    test("'pause': a refusal that cannot be recorded keeps this process's backoff, says why, and is sent again", async () => {
+    test("'pause': a refusal that cannot be recorded keeps this process's backoff and says why", async () => {
         const { file, failures } = flaky('recordRefusal', 1);
         const log = warnings();
-        const m = manager(file);
+        // A backoff shorter than the retry pause: nothing is sent again (the others would learn nothing).
+        const m = manager(file, { baseDelaySecs: 0.5 });
         await m.addRequest({ url: `https://${HOST}/0` });
         const request = (await m.fetchNextRequest()) as Request;
         await expect(m.handleResponse({ request }, { statusCode: 429, headers: {} })).rejects.toThrow(/429/);
-        expect(m.snapshot()[0].backoffUntil).toBe(clock.now() + 2_000);
-        expect(
-            log.lines().some((l) => /recordRefusal: Error: Redis is down\); keeping this process's backoff/.test(l)),
-        ).toBe(true);
+        expect(m.snapshot()[0].backoffUntil).toBe(clock.now() + 500);
+        const line = `${HOST} (recordRefusal: Error: Redis is down); keeping this process's backoff (onSharedClockError: 'pause')`;
+        expect(log.lines().some((l) => l.includes(line))).toBe(true);
         expect(failures.left).toBe(0);
         log.restore();
+    });
+});
+
+describe('SharedRefusals: a refusal the store missed', () => {
+    test("'pause': is sent again while this process's backoff runs, and then counts for every process", async () => {
+        const file = new FileDomainClock(dir, { clock });
+        let failing = 1;
+        const store: SharedDomainClock = {
+            reserve: (k, n, at) => file.reserve(k, n, at),
+            extend: (k, c) => file.extend(k, c),
+            settle: (k, l, at) => file.settle(k, l, at),
+            recordRefusal: (k, policy, now) => {
+                if (failing-- > 0) throw new Error('Redis is down');
+                return file.recordRefusal(k, policy, now);
+            },
+        };
+        const timers = new ManualTimers(clock);
+        const warnings: string[] = [];
+        const failures = new SharedClockFailures({
+            mode: 'pause',
+            warn: (m) => warnings.push(m),
+            warnOnce: (m) => warnings.push(m),
+            now: () => clock.now(),
+            timers,
+        });
+        const states = new InMemoryDomainStateStore();
+        states.update(HOST, (s) => void (s.backoffUntil = clock.now() + 2_000));
+        const policy = { backoffMinDelayMs: 2_000, backoffMaxDelayMs: 60_000, backoffFactor: 2, rampup: undefined };
+        const router = { policyOf: () => policy } as never;
+        const refusals = new SharedRefusals({ shared: store, states, router, failures, changed: () => undefined });
+
+        refusals.record(HOST, undefined, 2_000);
+        expect(file.readRecord(HOST).level).toBe(0);
+        expect(warnings[0]).toMatch(/keeping this process's backoff and telling the others again in 1000 ms/);
+        await timers.advance(1_000);
+        expect(file.readRecord(HOST)).toMatchObject({ level: 1, backoffUntil: clock.now() + 2_000 });
     });
 });

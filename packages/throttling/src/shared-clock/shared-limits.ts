@@ -204,7 +204,8 @@ export class SharedLimits {
                 }
                 if (answer.ok) slot.expiresAt = failures.now() + leaseMs;
                 else failures.warnOnce(`Could not renew a shared slot of ${slot.key}: ${String(answer.error)}`);
-                this.scheduleRenewal(slot);
+                // A lease past its end can only be answered "ran out": renewals stop there.
+                if (failures.now() < slot.expiresAt) this.scheduleRenewal(slot);
             });
         }, leaseMs / 3);
     }

@@ -72,11 +72,12 @@ export class SharedRefusals {
             );
             return;
         }
-        const until = states.read(key)?.backoffUntil ?? 0;
-        if (failures.now() + failures.retryMs >= until) return;
+        // Sent again only while it still tells the others something: this process's backoff runs.
+        const resend = failures.now() + failures.retryMs < (states.read(key)?.backoffUntil ?? 0);
+        const again = resend ? ` and telling the others again in ${failures.retryMs} ms` : '';
         failures.warn(
-            `The shared clock failed for ${key} (recordRefusal: ${String(error)}); keeping this process's backoff and telling the others again in ${failures.retryMs} ms (onSharedClockError: 'pause').`,
+            `The shared clock failed for ${key} (recordRefusal: ${String(error)}); keeping this process's backoff${again} (onSharedClockError: 'pause').`,
         );
-        failures.timers.set(() => this.send(key, refusal, rampup), failures.retryMs);
+        if (resend) failures.timers.set(() => this.send(key, refusal, rampup), failures.retryMs);
     }
 }
