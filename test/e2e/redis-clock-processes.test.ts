@@ -1,13 +1,11 @@
-import { spawn } from 'node:child_process';
-import { join } from 'node:path';
-
 import { startPoliteWeb } from '@crawlee-throttling/polite-web';
 import type { LogEntry, PoliteWeb } from '@crawlee-throttling/polite-web';
 
+import { crawlerProcess } from '../helpers/crawler-process';
+import type { ProcessResult } from '../helpers/crawler-process';
 import { CutProxy } from '../helpers/cut-proxy';
 import { REDIS_URL, deletePrefix, describeRedis, testRedis, uniquePrefix } from '../helpers/redis';
 
-const FIXTURE = join(__dirname, '..', 'fixtures', 'redis-clock-crawler.js');
 const HOST = 'shop.example';
 const PROCESSES = 3;
 const PAGES_EACH = 8;
@@ -16,33 +14,6 @@ const DELAY_SECS = 0.2;
 const INTERVAL_MS = DELAY_SECS * 1000;
 /** Processes load at different speeds on a busy machine: they all start crawling this long after spawn. */
 const START_IN_MS = 4_000;
-
-interface ProcessResult {
-    handled: number;
-    failed: number;
-    /** What the process logged (the throttler's warnings). */
-    stderr: string;
-}
-
-/** Runs one crawler process to its end. */
-function crawlerProcess(env: Record<string, string>): Promise<ProcessResult> {
-    return new Promise((resolve, reject) => {
-        const child = spawn(process.execPath, [FIXTURE], {
-            env: { ...process.env, NODE_OPTIONS: '', ...env },
-            stdio: ['ignore', 'pipe', 'pipe'],
-        });
-        let out = '';
-        let err = '';
-        child.stdout.on('data', (chunk: Buffer) => (out += chunk.toString()));
-        child.stderr.on('data', (chunk: Buffer) => (err += chunk.toString()));
-        child.on('error', reject);
-        child.on('close', (code) => {
-            const line = out.split('\n').find((l) => l.startsWith('RESULT '));
-            if (code !== 0 || !line) reject(new Error(`crawler process exited with ${code}: ${err || out}`));
-            else resolve({ ...(JSON.parse(line.slice('RESULT '.length)) as ProcessResult), stderr: err + out });
-        });
-    });
-}
 
 /** Page requests the site saw (robots.txt left out). */
 const pageEntries = (web: PoliteWeb): LogEntry[] => web.log.filter((e) => e.site === HOST && e.path !== '/robots.txt');

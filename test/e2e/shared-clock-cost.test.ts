@@ -11,7 +11,7 @@ import {
 import { REDIS_URL, deletePrefix, describeRedis, testRedis, uniquePrefix } from '../helpers/redis';
 
 describeRedis('shared clock cost per reserve', () => {
-    it('takes one Redis round trip per reserve, and prints µs beside FileDomainClock', async () => {
+    it('takes one Redis round trip per reserve (three per dispatch with a shared slot), and prints µs beside FileDomainClock', async () => {
         const dir = mkdtempSync(join(tmpdir(), 'clock-cost-'));
         const prefix = uniquePrefix('cost');
         const redisClock = new RedisDomainClock({ url: REDIS_URL, keyPrefix: prefix });
@@ -23,8 +23,17 @@ describeRedis('shared clock cost per reserve', () => {
                 clock: redisClock,
                 commandsSent,
             });
-            console.log(`Shared clock cost, ${new Date().toISOString()}\n${sharedClockCostTable([file, redis])}`);
+            const dispatch = await measureSharedClockCost({
+                store: 'RedisDomainClock (localhost)',
+                clock: redisClock,
+                commandsSent,
+                cycle: 'dispatch',
+            });
+            const table = sharedClockCostTable([file, redis, dispatch]);
+            console.log(`Shared clock cost, ${new Date().toISOString()}\n${table}`);
             expect(redis.roundTripsPerCall).toBe(1);
+            // A dispatch with a shared slot: the slot, the window, the slot back.
+            expect(dispatch.roundTripsPerCall).toBe(3);
         } finally {
             await redisClock.close();
             rmSync(dir, { recursive: true, force: true });

@@ -1,5 +1,6 @@
 import { RedisDomainClock, SharedClockError } from 'crawlee-throttling';
-import { RedisProxy, describeRedis, deletePrefix, testRedis, uniquePrefix } from '../helpers/redis';
+import { CutProxy } from '../helpers/cut-proxy';
+import { REDIS_URL, RedisProxy, describeRedis, deletePrefix, testRedis, uniquePrefix } from '../helpers/redis';
 
 /** How long a call may take to fail once Redis is gone: the clock's timeout plus a reconnect attempt. */
 const PROMPT_MS = 2_500;
@@ -75,5 +76,28 @@ describeRedis('RedisDomainClock when Redis is cut off', () => {
         await never.close();
         expect(first.error).toBeInstanceOf(SharedClockError);
         expect(first.ms).toBeLessThan(PROMPT_MS);
+    });
+
+    it('a lease end that failed in an outage ends the lease when sent again after it', async () => {
+        const line = await CutProxy.start(REDIS_URL);
+        const holder = new RedisDomainClock({ url: line.urlFor(REDIS_URL), keyPrefix: prefix, timeoutMs: 1_000 });
+        const other = new RedisDomainClock({ url: REDIS_URL, keyPrefix: prefix });
+        try {
+            const now = Date.now();
+            await expect(holder.reserve('a.com', now, now + 30_000)).resolves.toEqual({ granted: true });
+            line.cut();
+            await expect(holder.settle('a.com', now + 30_000, now + 200)).rejects.toThrow(SharedClockError);
+            line.restore();
+            // Sent again once the line is back (the manager does, until the lease would have run out).
+            for (let tries = 0; ; tries++) {
+                const again = await timed(holder.settle('a.com', now + 30_000, now + 200));
+                if (!again.error) break;
+                if (tries > 10) throw again.error;
+            }
+            expect((await other.read('a.com')).nextAt).toBeLessThan(now + 1_000);
+        } finally {
+            await Promise.all([holder.close(), other.close()]);
+            await line.close();
+        }
     });
 });

@@ -73,6 +73,18 @@ describeRedis('RedisDomainClock shared limits', () => {
             });
         });
 
+        it('a server wait that lengthens the backoff moves the quiet period that resets the level', async () => {
+            const [a, b] = [host(), host()];
+            expect(await a.recordRefusal('a.com', { baseMs: 200, maxMs: 60_000 })).toMatchObject({ level: 1 });
+            await b.recordRefusal('a.com', { baseMs: 200, maxMs: 60_000, waitMs: 600 });
+            // Past the lengthened backoff (600 ms), within its quiet period (200 ms more): the level rises.
+            await sleep(650);
+            expect(await b.recordRefusal('a.com', { baseMs: 200, maxMs: 60_000 })).toMatchObject({
+                escalated: true,
+                level: 2,
+            });
+        });
+
         it('names a bad policy value', async () => {
             await expect(host().recordRefusal('a.com', { baseMs: 0, maxMs: 1 })).rejects.toThrow(
                 /recordRefusal baseMs must be a number > 0, got 0/,
@@ -132,6 +144,19 @@ describeRedis('RedisDomainClock shared limits', () => {
             ).toBeLessThan(SLACK);
             expect(await b.spendQuota('api', 1.5, 5, 3_600_000)).toMatchObject({ granted: true, spent: 4.5 });
             expect(await a.spendQuota('api', 0.5, 5, 3_600_000)).toMatchObject({ granted: true, spent: 5 });
+        });
+
+        it('corrects a spend by the reported cost while its window is kept, never below 0', async () => {
+            const [a, b] = [host(), host(-3_000)];
+            expect(await a.spendQuota('api', 4, 5, 3_600_000)).toMatchObject({ granted: true, spent: 4 });
+            expect(await b.spendQuota('api', 3, 5, 3_600_000)).toMatchObject({ granted: false });
+            // Spent a moment ago by B's clock (3 s behind): the same window.
+            expect(await b.adjustQuota('api', -2.5, 3_600_000, Date.now() - 3_000)).toBe(1.5);
+            expect(await b.spendQuota('api', 3, 5, 3_600_000)).toMatchObject({ granted: true, spent: 4.5 });
+            expect(await a.adjustQuota('api', -100, 3_600_000, Date.now())).toBe(0);
+            // A spend of a window that is over is not corrected.
+            expect(await a.adjustQuota('api', 7, 3_600_000, Date.now() - 3_600_000)).toBe(0);
+            expect(await a.spendQuota('api', 5, 5, 3_600_000)).toMatchObject({ granted: true, spent: 5 });
         });
 
         it('lets one oversized request into an empty window, alone', async () => {

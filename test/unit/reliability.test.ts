@@ -13,6 +13,7 @@ import type {
 import { InMemoryDomainStateStore, ManualClock, ThrottlingRequestManager } from '../../packages/throttling/src';
 import { DomainQueue } from '../../packages/throttling/src/queues/domain-queue';
 import { SharedClockSync } from '../../packages/throttling/src/shared-clock/shared-clock-sync';
+import { SharedClockFailures } from '../../packages/throttling/src/shared-clock/shared-clock-failures';
 import { MAX_TIMER_MS, WakeSignal } from '../../packages/throttling/src/integration/wake-signal';
 import { DomainRequestQueue } from '../../packages/throttling/src/queues/domain-request-queue';
 import { memoryConfig } from '../helpers/storage';
@@ -282,17 +283,20 @@ describe('a lease whose end failed to reach the shared clock (a short outage)', 
         };
         const { manager } = setup();
         const router = { policyOf: (k: string) => manager.policyOf(k) } as never;
-        const sync = new SharedClockSync(
-            clock,
-            new InMemoryDomainStateStore(),
+        const failing = new SharedClockFailures({
+            mode: 'pause',
+            warn: () => undefined,
+            warnOnce: () => undefined,
+            now: () => T0,
+            retryMs: 5,
+        });
+        const sync = new SharedClockSync({
+            shared: clock,
+            states: new InMemoryDomainStateStore(),
             router,
-            () => undefined,
-            () => undefined,
-            'pause',
-            () => undefined,
-            () => T0,
-            5,
-        );
+            entryOf: () => undefined,
+            failures: failing,
+        });
         const entry = new DomainQueue('a.com', 'throttled-a.com');
         entry.sharedLease = T0 + 30_000;
         sync.settle(entry, T0);

@@ -265,5 +265,9 @@ describe('ThrottlingRequestManager with a shared clock', () => {
         expect(
             make({ reserve: () => ({ granted: true }), extend: () => undefined, settle: () => undefined }),
         ).not.toThrow();
+        const clocks = { reserve: () => ({ granted: true }), extend: () => undefined, settle: () => undefined };
+        expect(make({ ...clocks, acquireSlot: () => ({ granted: true }) })).toThrow(
+            /sharedClock has acquireSlot but no releaseSlot: shared slots need both \(or neither\)/,
+        );
     });
 });

@@ -94,7 +94,7 @@ export function b7Section(result: RedisProcessesResult, env: Environment): strin
               (reached
                   ? '.'
                   : `: the processes, polite-web and Redis share ${env.cores} cores, so CPU bounds the gain.`),
-        `### (c) cost of one reserve (one dispatch), ${sizes.costCalls} calls one after another`,
+        `### (c) cost of one reserve, and of a dispatch with a shared slot (slot, reserve, release), ${sizes.costCalls} calls one after another`,
         sharedClockCostTable(result.cost),
     ].join('\n\n');
 }

@@ -157,14 +157,14 @@ async function measureCost(redisUrl: string, calls: number): Promise<SharedClock
     });
     const commandsSent = countRedisCommands(redisClock);
     try {
-        const file = await measureSharedClockCost({ store: 'FileDomainClock', clock: new FileDomainClock(dir), calls });
-        const redis = await measureSharedClockCost({
-            store: 'RedisDomainClock (localhost)',
-            clock: redisClock,
-            calls,
-            commandsSent,
-        });
-        return [file, redis];
+        const rows: SharedClockCost[] = [];
+        for (const cycle of ['reserve', 'dispatch'] as const) {
+            const fileClock = new FileDomainClock(dir);
+            rows.push(await measureSharedClockCost({ store: 'FileDomainClock', clock: fileClock, calls, cycle }));
+            const store = 'RedisDomainClock (localhost)';
+            rows.push(await measureSharedClockCost({ store, clock: redisClock, calls, commandsSent, cycle }));
+        }
+        return rows;
     } finally {
         await redisClock.close();
         rmSync(dir, { recursive: true, force: true });

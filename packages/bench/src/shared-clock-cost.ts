@@ -1,8 +1,15 @@
 import type { RedisDomainClock, SharedDomainClock } from 'crawlee-throttling';
 
-/** The cost of one shared clock's `reserve`, measured in one process, calls one after another. */
+/**
+ * What one measured call is: a `reserve` alone, or what a dispatch of a key with a concurrency limit
+ * costs with shared slots (take a slot, reserve the window, give the slot back at completion).
+ */
+export type CostCycle = 'reserve' | 'dispatch';
+
+/** The cost of one shared clock's `reserve` (or dispatch cycle), measured in one process, calls one after another. */
 export interface SharedClockCost {
     store: string;
+    cycle: CostCycle;
     calls: number;
     /** Mean wall time per reserve, in µs. */
     meanUs: number;
@@ -23,6 +30,8 @@ export interface SharedClockCostOptions {
     warmup?: number;
     /** How many commands the store has sent so far (read before and after the measured calls). */
     commandsSent?: () => number;
+    /** @default 'reserve' */
+    cycle?: CostCycle;
 }
 
 /**
@@ -30,10 +39,16 @@ export interface SharedClockCostOptions {
  * call reads and writes, as a dispatch does), cycling over a few keys.
  */
 export async function measureSharedClockCost(options: SharedClockCostOptions): Promise<SharedClockCost> {
-    const { store, clock, calls = 2_000, keys = 50, warmup = 50, commandsSent } = options;
+    const { store, clock, calls = 2_000, keys = 50, warmup = 50, commandsSent, cycle = 'reserve' } = options;
+    if (cycle === 'dispatch' && !(clock.acquireSlot && clock.releaseSlot))
+        throw new Error(`${store} has no shared slots to measure a dispatch with`);
     const reserve = async (i: number) => {
+        const key = `site-${i % keys}.example`;
         const now = Date.now();
-        await clock.reserve(`site-${i % keys}.example`, now, now - 1);
+        if (cycle === 'reserve') return void (await clock.reserve(key, now, now - 1));
+        const slot = await clock.acquireSlot!(key, 1, 30_000, now);
+        await clock.reserve(key, now, now - 1);
+        if (slot.granted) await clock.releaseSlot!(key, slot.token);
     };
     for (let i = 0; i < warmup; i++) await reserve(i);
     const sentBefore = commandsSent?.();
@@ -50,6 +65,7 @@ export async function measureSharedClockCost(options: SharedClockCostOptions): P
     const sent = commandsSent && sentBefore !== undefined ? commandsSent() - sentBefore : undefined;
     return {
         store,
+        cycle,
         calls,
         meanUs: Math.round(totalUs / calls),
         p50Us: at(0.5),
@@ -61,12 +77,13 @@ export async function measureSharedClockCost(options: SharedClockCostOptions): P
 /** One markdown table row per measurement. */
 export function sharedClockCostTable(rows: SharedClockCost[]): string {
     const lines = [
-        '| store | calls | µs per reserve (mean) | p50 | p99 | round trips per reserve |',
-        '|---|--:|--:|--:|--:|--:|',
+        '| store | measured | calls | µs per call (mean) | p50 | p99 | round trips per call |',
+        '|---|---|--:|--:|--:|--:|--:|',
     ];
+    const what = { reserve: 'reserve', dispatch: 'dispatch: slot, reserve, release' };
     for (const r of rows)
         lines.push(
-            `| ${r.store} | ${r.calls} | ${r.meanUs} | ${r.p50Us} | ${r.p99Us} | ${r.roundTripsPerCall ?? 'n/a'} |`,
+            `| ${r.store} | ${what[r.cycle]} | ${r.calls} | ${r.meanUs} | ${r.p50Us} | ${r.p99Us} | ${r.roundTripsPerCall ?? 'n/a'} |`,
         );
     return lines.join('\n');
 }

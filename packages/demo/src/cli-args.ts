@@ -13,6 +13,10 @@ second), then the same crawl without the throttler, prints a summary and writes 
   --out DIR       report directory (default demo-report, under the current directory)
   --no-baseline   skip the crawl without the throttler
   --quiet         no live table
+  --processes N   crawl with N crawler processes, each its share of the pages (needs --redis); the
+                  report marks which process sent each request
+  --redis         the processes share one RedisDomainClock; the baseline runs them each alone
+  --redis-url URL where Redis listens (implies --redis; default REDIS_URL, else redis://127.0.0.1:6379)
   --help          this text`;
 
 function positiveNumber(name: string, text: string | undefined, integer: boolean): number | undefined {
@@ -37,6 +41,9 @@ export function parseDemoArgs(argv: string[]): DemoOptions & { help: boolean } {
             out: { type: 'string' },
             'no-baseline': { type: 'boolean', default: false },
             quiet: { type: 'boolean', default: false },
+            processes: { type: 'string' },
+            redis: { type: 'boolean', default: false },
+            'redis-url': { type: 'string' },
             help: { type: 'boolean', short: 'h', default: false },
         },
     });
@@ -48,5 +55,8 @@ export function parseDemoArgs(argv: string[]): DemoOptions & { help: boolean } {
         out: values.out,
         baseline: !values['no-baseline'],
         quiet: values.quiet ?? false,
+        processes: positiveNumber('processes', values.processes, true),
+        redis: (values.redis ?? false) || values['redis-url'] !== undefined,
+        redisUrl: values['redis-url'],
     };
 }

@@ -13,6 +13,8 @@ export interface TimelineEntry {
     /** ms since the crawl started */
     t: number;
     status: number;
+    /** Which crawler process sent it (multi-process mode: its `x-crawler-process` header). */
+    client?: string;
 }
 
 /** A stretch of time (ms since the crawl started) during which the throttler held a domain back after a refusal. */
@@ -37,6 +39,8 @@ export function paceOf(s: DomainSnapshot): number | undefined {
 export interface CrawlRun {
     kind: 'throttled' | 'baseline';
     label: string;
+    /** A short name for headings ("with the throttler", "3 processes, one RedisDomainClock"). */
+    heading: string;
     /** epoch ms */
     startedAt: number;
     durationMs: number;
@@ -55,6 +59,8 @@ export interface CrawlRun {
 /** A live view of a crawl, passed to the progress callback once a second. */
 export interface LiveView {
     kind: CrawlRun['kind'];
+    /** What is crawling (default: with or without the throttler, by `kind`). */
+    title?: string;
     elapsedMs: number;
     /** Throttler snapshot (throttled crawl only). */
     snapshot?: readonly DomainSnapshot[];
@@ -62,6 +68,8 @@ export interface LiveView {
     served: Map<string, number>;
     refused: Map<string, number>;
     requests: Map<string, number>;
+    /** Per site, requests per crawler process (multi-process mode). */
+    byProcess?: Map<string, Map<string, number>>;
 }
 
 export interface CrawlOptions {
@@ -82,7 +90,8 @@ function isRefusal(status: number): boolean {
     return status === 429 || status === 503;
 }
 
-function countLog(web: PoliteWeb): Pick<LiveView, 'served' | 'refused' | 'requests'> {
+/** Per-site counts of the web's log so far (robots.txt left out). */
+export function countLog(web: PoliteWeb): Pick<LiveView, 'served' | 'refused' | 'requests'> {
     const served = new Map<string, number>();
     const refused = new Map<string, number>();
     const requests = new Map<string, number>();
@@ -238,6 +247,7 @@ async function crawlWith(kind: CrawlRun['kind'], options: CrawlOptions): Promise
             kind === 'throttled'
                 ? 'CheerioCrawler + ThrottlingRequestManager'
                 : 'plain CheerioCrawler (Crawlee defaults)',
+        heading: kind === 'throttled' ? 'with the throttler' : 'without the throttler',
         startedAt,
         durationMs: endedAt - startedAt,
         entries: web.log.map((e) => ({ site: e.site, path: e.path, t: e.time - startedAt, status: e.status })),

@@ -1,4 +1,4 @@
-export { runDemo } from './demo';
+export { DemoSetupError, runDemo } from './demo';
 export type { DemoOptions, DemoResult } from './demo';
 export { parseDemoArgs } from './cli-args';
 export type { CrawlRun, TimelineEntry, BackoffPeriod } from './crawl';

@@ -20,7 +20,8 @@ export function domainState(s: DomainSnapshot, now: number): string {
 
 /** The lines of the live table for one progress tick. */
 export function formatLive(view: LiveView, hosts: readonly string[], now = Date.now()): string[] {
-    const title = `${view.kind === 'throttled' ? 'with the throttler' : 'without the throttler (baseline)'}, t = ${seconds(view.elapsedMs)}`;
+    const what = view.title ?? (view.kind === 'throttled' ? 'with the throttler' : 'without the throttler (baseline)');
+    const title = `${what}, t = ${seconds(view.elapsedMs)}`;
     if (view.snapshot) {
         const byDomain = new Map(view.snapshot.map((s) => [s.domain, s]));
         const rows = hosts.map((host) => {
@@ -37,13 +38,25 @@ export function formatLive(view: LiveView, hosts: readonly string[], now = Date.
         });
         return [title, ...textTable(['domain', 'done', 'queued', 'in flight', 'refused', 'state'], rows, [0, 5])];
     }
+    const byProcess = view.byProcess;
     const rows = hosts.map((host) => [
         host,
         String(view.served.get(host) ?? 0),
         String(view.refused.get(host) ?? 0),
         String(view.requests.get(host) ?? 0),
+        ...(byProcess ? [processCounts(byProcess.get(host))] : []),
     ]);
-    return [title, ...textTable(['domain', 'served', 'refused', 'requests'], rows)];
+    const header = ['domain', 'served', 'refused', 'requests', ...(byProcess ? ['by process'] : [])];
+    return [title, ...textTable(header, rows, [0, 4])];
+}
+
+/** Requests per crawler process, e.g. `p1 5 · p2 4 · p3 5`. */
+export function processCounts(counts: ReadonlyMap<string, number> | undefined): string {
+    if (!counts || counts.size === 0) return '';
+    return [...counts]
+        .sort(([a], [b]) => a.localeCompare(b, undefined, { numeric: true }))
+        .map(([label, n]) => `p${label} ${n}`)
+        .join(' · ');
 }
 
 /**

@@ -1,6 +1,6 @@
 #!/usr/bin/env node
 import { parseDemoArgs, USAGE } from './cli-args';
-import { runDemo } from './demo';
+import { DemoSetupError, runDemo } from './demo';
 
 async function main(): Promise<void> {
     let options;
@@ -20,6 +20,11 @@ async function main(): Promise<void> {
 }
 
 main().catch((error: unknown) => {
+    if (error instanceof DemoSetupError) {
+        process.stderr.write(`${error.message}\n`);
+        process.exitCode = 2;
+        return;
+    }
     process.stderr.write(`${error instanceof Error ? (error.stack ?? error.message) : String(error)}\n`);
     process.exitCode = 1;
 });

@@ -2,6 +2,7 @@ import type { CrawlRun, RateSample, TimelineEntry } from './crawl';
 import type { DemoSite } from './sites';
 import type { CrawlFigures, SiteFigures } from './summary';
 import { percent, seconds } from './format';
+import { processCounts } from './live';
 
 /** What the report shows: the sites, the throttled crawl and (optionally) the baseline. */
 export interface ReportInput {
@@ -12,6 +13,8 @@ export interface ReportInput {
     throttlerOptions: object;
     throttled: { run: CrawlRun; figures: CrawlFigures };
     baseline?: { run: CrawlRun; figures: CrawlFigures };
+    /** How the crawls were set up, in words (default: one CheerioCrawler with and without the throttler). */
+    setup?: string;
 }
 
 const COLORS = { ok: '#2f9e55', refused: '#d9423a', other: '#9aa0a6', robots: '#3b7dd8', backoff: '#f0a020' };
@@ -22,8 +25,15 @@ const PLOT_X1 = WIDTH - 16;
 const LANE_H = 19;
 const LANE_OK_Y = 8;
 const LANE_BAD_Y = LANE_OK_Y + LANE_H + 3;
-const AXIS_Y = LANE_BAD_Y + LANE_H + 4;
-const HEIGHT = AXIS_Y + 16;
+/** The lane that marks which crawler process sent each request (multi-process runs). */
+const PROCESS_LANE_H = 8;
+const PROCESS_COLORS = ['#7048e8', '#0b7285', '#d9480f', '#5c940d', '#c2255c', '#1864ab', '#862e9c', '#e67700'];
+
+/** A process's colour (labels are 1, 2, …). */
+function processColor(label: string): string {
+    const n = Number.parseInt(label, 10);
+    return PROCESS_COLORS[(Number.isFinite(n) ? n - 1 : 0) % PROCESS_COLORS.length];
+}
 
 function esc(text: string): string {
     return text.replace(/[&<>"']/g, (c) => `&#${c.charCodeAt(0)};`);
@@ -55,34 +65,44 @@ function timelineSvg(
 ): string {
     const host = site.options.host;
     const x = (t: number) => PLOT_X0 + (Math.max(0, Math.min(t, spanMs)) / spanMs) * (PLOT_X1 - PLOT_X0);
+    const byProcess = entries.some((e) => e.client !== undefined);
+    const processY = LANE_BAD_Y + LANE_H + 3;
+    const axisY = byProcess ? processY + PROCESS_LANE_H + 4 : LANE_BAD_Y + LANE_H + 4;
+    const height = Math.max(axisY + 16, byProcess ? LANE_OK_Y + 72 : 0);
     const parts: string[] = [];
     parts.push(
-        `<rect class="plot" x="${PLOT_X0}" y="${LANE_OK_Y - 3}" width="${PLOT_X1 - PLOT_X0}" height="${AXIS_Y - LANE_OK_Y + 1}"/>`,
+        `<rect class="plot" x="${PLOT_X0}" y="${LANE_OK_Y - 3}" width="${PLOT_X1 - PLOT_X0}" height="${axisY - LANE_OK_Y + 1}"/>`,
     );
     const step = tickStep(spanMs);
     for (let t = 0; t <= spanMs; t += step) {
         const tx = x(t).toFixed(1);
-        parts.push(`<line class="grid" x1="${tx}" x2="${tx}" y1="${LANE_OK_Y - 3}" y2="${AXIS_Y}"/>`);
-        parts.push(`<text class="tick" x="${tx}" y="${AXIS_Y + 12}">${t / 1000} s</text>`);
+        parts.push(`<line class="grid" x1="${tx}" x2="${tx}" y1="${LANE_OK_Y - 3}" y2="${axisY}"/>`);
+        parts.push(`<text class="tick" x="${tx}" y="${axisY + 12}">${t / 1000} s</text>`);
     }
     for (const b of backoffs) {
         const x0 = x(b.start);
         const w = Math.max(1, x(b.end) - x0);
         parts.push(
-            `<rect class="backoff" x="${x0.toFixed(1)}" y="${LANE_OK_Y - 3}" width="${w.toFixed(1)}" height="${AXIS_Y - LANE_OK_Y + 1}"><title>backing off ${seconds(b.end - b.start)} (from ${(b.start / 1000).toFixed(2)} s)</title></rect>`,
+            `<rect class="backoff" x="${x0.toFixed(1)}" y="${LANE_OK_Y - 3}" width="${w.toFixed(1)}" height="${axisY - LANE_OK_Y + 1}"><title>backing off ${seconds(b.end - b.start)} (from ${(b.start / 1000).toFixed(2)} s)</title></rect>`,
         );
     }
     for (const e of entries) {
         const kindOf = classify(e);
         const y = kindOf === 'ok' || kindOf === 'robots' ? LANE_OK_Y : LANE_BAD_Y;
+        const sender = e.client === undefined ? '' : `, sent by process ${esc(e.client)}`;
+        const title = `<title>${esc(e.path)} → ${e.status} at ${(e.t / 1000).toFixed(3)} s${sender}</title>`;
         parts.push(
-            `<rect class="m ${kindOf}" x="${(x(e.t) - 1).toFixed(1)}" y="${y}" width="2" height="${LANE_H}"><title>${esc(e.path)} → ${e.status} at ${(e.t / 1000).toFixed(3)} s</title></rect>`,
+            `<rect class="m ${kindOf}" x="${(x(e.t) - 1).toFixed(1)}" y="${y}" width="2" height="${LANE_H}">${title}</rect>`,
         );
+        if (e.client !== undefined)
+            parts.push(
+                `<rect class="p" data-process="${esc(e.client)}" x="${(x(e.t) - 1).toFixed(1)}" y="${processY}" width="2" height="${PROCESS_LANE_H}" fill="${processColor(e.client)}">${title}</rect>`,
+            );
     }
     if (rates.length > 1) {
         // The pace the throttler set (rampup rate or 1 / interval), scaled to the plot's height.
         const top = Math.max(...rates.map((r) => r.rate));
-        const y = (rate: number) => AXIS_Y - (rate / top) * (AXIS_Y - LANE_OK_Y);
+        const y = (rate: number) => axisY - (rate / top) * (axisY - LANE_OK_Y);
         const points = rates.map((r) => `${x(r.t).toFixed(1)},${y(r.rate).toFixed(1)}`).join(' ');
         parts.push(
             `<polyline class="pace" points="${points}"><title>pace set by the throttler, up to ${top.toFixed(1)} req/s</title></polyline>`,
@@ -92,14 +112,19 @@ function timelineSvg(
         );
     }
     const stats = f ? `${f.pages}/${f.pagesTotal} pages · ${f.requests} req · ${f.refusals} refused` : '';
+    const counts = new Map<string, number>();
+    for (const e of entries)
+        if (e.client !== undefined && e.path !== '/robots.txt') counts.set(e.client, (counts.get(e.client) ?? 0) + 1);
     return [
-        `<svg class="timeline" data-crawl="${kind}" data-domain="${esc(host)}" xmlns="http://www.w3.org/2000/svg" viewBox="0 0 ${WIDTH} ${HEIGHT}" role="img" aria-label="${esc(`${host} requests over time (${kind})`)}">`,
+        `<svg class="timeline" data-crawl="${kind}" data-domain="${esc(host)}" xmlns="http://www.w3.org/2000/svg" viewBox="0 0 ${WIDTH} ${height}" role="img" aria-label="${esc(`${host} requests over time (${kind})`)}">`,
         `<text class="host" x="0" y="${LANE_OK_Y + 6}">${esc(host)}</text>`,
         `<text class="limits" x="0" y="${LANE_OK_Y + 20}">${esc(site.pacing)}</text>`,
         `<text class="limits" x="0" y="${LANE_OK_Y + 32}">${esc(site.refusal)}</text>`,
         `<text class="stats" x="0" y="${LANE_OK_Y + 46}">${esc(stats)}</text>`,
         `<text class="lane" x="${PLOT_X0 - 5}" y="${LANE_OK_Y + 13}">2xx</text>`,
         `<text class="lane" x="${PLOT_X0 - 5}" y="${LANE_BAD_Y + 13}">refused</text>`,
+        byProcess ? `<text class="lane" x="${PLOT_X0 - 5}" y="${processY + 7}">process</text>` : '',
+        byProcess ? `<text class="stats" x="0" y="${LANE_OK_Y + 60}">${esc(processCounts(counts))}</text>` : '',
         ...parts,
         '</svg>',
     ].join('');
@@ -113,6 +138,7 @@ function figuresTable(input: ReportInput): string {
     const { throttled, baseline } = input;
     const groups = baseline ? [throttled, baseline] : [throttled];
     const head = (label: string) => `<th colspan="4" class="group first">${esc(label)}</th>`;
+    const headOf = (run: CrawlRun) => run.heading;
     const sub = '<th class="first">pages</th><th>requests</th><th>refused</th><th>makespan</th>';
     const rows = input.sites.map((site, i) => {
         const cells = groups.map((g) => figuresRow(g.figures.sites[i])).join('');
@@ -124,7 +150,7 @@ function figuresTable(input: ReportInput): string {
     rows.push(`<tr class="notes"><td></td>${groups.map((g) => notes(g.figures)).join('')}</tr>`);
     return [
         '<table class="figures">',
-        `<thead><tr><th rowspan="2">site</th>${head('with the throttler')}${baseline ? head('without the throttler') : ''}</tr>`,
+        `<thead><tr><th rowspan="2">site</th>${head(headOf(throttled.run))}${baseline ? head(headOf(baseline.run)) : ''}</tr>`,
         `<tr>${groups.map(() => sub).join('')}</tr></thead>`,
         `<tbody>${rows.join('\n')}</tbody></table>`,
     ].join('\n');
@@ -206,13 +232,23 @@ svg.timeline .m.other { fill: ${COLORS.other}; }
 svg.timeline .m.robots { fill: ${COLORS.robots}; }
 `;
 
+function capitalised(text: string): string {
+    return text.charAt(0).toUpperCase() + text.slice(1);
+}
+
 /** A self-contained HTML page (inline CSS and SVG, no external assets). */
 export function renderReport(input: ReportInput): string {
     const { throttled, baseline, sites } = input;
     const spanMs = Math.max(1000, throttled.run.durationMs, baseline?.run.durationMs ?? 0);
     const chip = (color: string, label: string) =>
         `<span><span class="chip" style="background:${color}"></span>${label}</span>`;
+    const processes = [
+        ...new Set(
+            [...throttled.run.entries, ...(baseline?.run.entries ?? [])].flatMap((e) => (e.client ? [e.client] : [])),
+        ),
+    ].sort((a, b) => a.localeCompare(b, undefined, { numeric: true }));
     const legend = [
+        ...processes.map((p) => chip(processColor(p), `process ${esc(p)}`)),
         chip(COLORS.ok, '2xx'),
         chip(COLORS.refused, '429 / 503 refusal'),
         chip(COLORS.other, 'other status'),
@@ -226,12 +262,14 @@ export function renderReport(input: ReportInput): string {
         '<title>Crawlee throttling demo report</title>',
         `<style>${STYLE}</style></head><body>`,
         '<h1>Crawlee throttling demo</h1>',
-        `<p class="meta">${esc(input.generatedAt.toISOString())} · ${sites.length} sites × ${input.pagesPerSite} pages (plus <code>/</code>) on a local polite web · crawl starts at ${esc(sites[0]?.options.host ?? '')}/ and discovers the other sites by cross-links</p>`,
-        `<p class="meta">Throttled crawl: <code>new ThrottlingRequestManager(${esc(JSON.stringify(input.throttlerOptions))})</code>, attached to a CheerioCrawler with default settings. Baseline: the same CheerioCrawler on a plain RequestQueue.</p>`,
+        `<p class="meta">${esc(input.generatedAt.toISOString())} · ${sites.length} sites × ${input.pagesPerSite} pages (plus <code>/</code>) on a local polite web · ${input.setup === undefined ? `crawl starts at ${esc(sites[0]?.options.host ?? '')}/ and discovers the other sites by cross-links` : 'every page given up front'}</p>`,
+        input.setup === undefined
+            ? `<p class="meta">Throttled crawl: <code>new ThrottlingRequestManager(${esc(JSON.stringify(input.throttlerOptions))})</code>, attached to a CheerioCrawler with default settings. Baseline: the same CheerioCrawler on a plain RequestQueue.</p>`
+            : `<p class="meta">${esc(input.setup)} Each: <code>new ThrottlingRequestManager(${esc(JSON.stringify(input.throttlerOptions))})</code>.</p>`,
         figuresTable(input),
         `<div class="legend">${legend}</div>`,
-        crawlSection('With the throttler', throttled.run, throttled.figures, sites, spanMs),
-        baseline ? crawlSection('Without the throttler', baseline.run, baseline.figures, sites, spanMs) : '',
+        crawlSection(capitalised(throttled.run.heading), throttled.run, throttled.figures, sites, spanMs),
+        baseline ? crawlSection(capitalised(baseline.run.heading), baseline.run, baseline.figures, sites, spanMs) : '',
         '</body></html>',
         '',
     ].join('\n');

@@ -2,6 +2,7 @@ import type { SiteScore } from '@crawlee-throttling/polite-web';
 
 import type { CrawlRun } from './crawl';
 import { percent, seconds, textTable } from './format';
+import { processCounts } from './live';
 
 /** Per-site figures of one crawl, as shown in the summary and the report. */
 export interface SiteFigures {
@@ -59,6 +60,7 @@ export function crawlFigures(run: CrawlRun, pagesPerSite: number): CrawlFigures 
 
 /** The summary table of one crawl, as text lines. */
 export function formatSummary(run: CrawlRun, figures: CrawlFigures): string[] {
+    const byProcess = countsByProcess(run);
     const row = (f: SiteFigures) => [
         f.host,
         `${f.pages}/${f.pagesTotal}`,
@@ -66,14 +68,30 @@ export function formatSummary(run: CrawlRun, figures: CrawlFigures): string[] {
         String(f.refusals),
         percent(f.refusedShare),
         seconds(f.makespanMs),
+        ...(byProcess ? [processCounts(f.host === 'total' ? byProcess.total : byProcess.sites.get(f.host))] : []),
     ];
     const notes = [`crawl took ${seconds(figures.durationMs)}`, `${figures.requestsFailed} request(s) failed`];
     if (figures.timedOut) notes.push('stopped at the time cap');
     return [
         `${run.label}: ${notes.join(', ')}`,
         ...textTable(
-            ['site', 'pages', 'requests', 'refusals', 'refused', 'makespan'],
+            ['site', 'pages', 'requests', 'refusals', 'refused', 'makespan', ...(byProcess ? ['by process'] : [])],
             [...figures.sites.map(row), row(figures.total)],
+            [0, 6],
         ),
     ];
+}
+
+/** Page requests per crawler process, per site and in all; undefined when no request names its process. */
+function countsByProcess(run: CrawlRun) {
+    const sites = new Map<string, Map<string, number>>();
+    const total = new Map<string, number>();
+    for (const e of run.entries) {
+        if (e.client === undefined || e.path === '/robots.txt') continue;
+        const site = sites.get(e.site) ?? new Map<string, number>();
+        site.set(e.client, (site.get(e.client) ?? 0) + 1);
+        sites.set(e.site, site);
+        total.set(e.client, (total.get(e.client) ?? 0) + 1);
+    }
+    return total.size > 0 ? { sites, total } : undefined;
 }

@@ -27,7 +27,10 @@ import { ResponseInterpreter } from './response/response-interpreter';
 import { OriginGate } from './robots/origin-gate';
 import { ScopeRouter } from './routing/scope-router';
 import { Scheduler } from './scheduling/scheduler';
-import { SharedClockSync } from './shared-clock/shared-clock-sync';
+import { SharedClockFailures } from './shared-clock/shared-clock-failures';
+import { SHARED_LEASE_MS, SHARED_RECHECK_MS, SharedClockSync } from './shared-clock/shared-clock-sync';
+import { SharedLimits } from './shared-clock/shared-limits';
+import { SharedRefusals } from './shared-clock/shared-refusals';
 
 /** The log lines collaborators write. */
 export interface ManagerLog {
@@ -46,6 +49,7 @@ export interface Collaborators {
     handouts: HandoutLedger;
     quotas: QuotaLedger;
     shared: SharedClockSync;
+    limits: SharedLimits;
     dispatcher: Dispatcher;
     gate: OriginGate;
     persister: StatePersister;
@@ -76,9 +80,9 @@ export function assemble(
     const flow = buildFlow(core);
     const signals = buildSignals(core, flow);
     for (const key of core.router.listedDomains) core.states.update(key, () => undefined);
-    const { states, floor, router, registry, scheduler, handouts, quotas, shared, dispatcher, wake } = core;
+    const { states, floor, router, registry, scheduler, handouts, quotas, shared, limits, dispatcher, wake } = core;
     return {
-        ...{ states, floor, router, registry, scheduler, handouts, quotas, shared, dispatcher, wake },
+        ...{ states, floor, router, registry, scheduler, handouts, quotas, shared, limits, dispatcher, wake },
         events: core.events,
         ipScopes: core.ipScopes,
         ...flow,
@@ -103,11 +107,9 @@ function buildCore(options: ResolvedThrottlingOptions, config: Configuration | u
     const handouts = new HandoutLedger();
     const late = (): { scheduler: Scheduler; wake: WakeSignal } => ({ scheduler, wake });
     const ipScopes: IpScopes | undefined = options.paceByIp ? buildIpScopes(options, log, late) : undefined;
-    const quotas = new QuotaLedger(options, router, states, floor, ipScopes);
-    const entryOf = (k: string) => registry.get(k);
-    const { sharedClock, onSharedClockError } = options;
-    const shared = new SharedClockSync(sharedClock, states, router, entryOf, warnOnce, onSharedClockError, warn, now);
-    const dispatcher = new Dispatcher(options, router, states, floor, shared, quotas, handouts, clock);
+    const { shared, limits, failures } = buildSharing(options, states, router, registry, log);
+    const quotas = new QuotaLedger(options, router, states, floor, limits, ipScopes);
+    const dispatcher = new Dispatcher({ options, router, states, floor, shared, limits, quotas, handouts, clock });
     const scheduler = new Scheduler({
         readyAt: (entry, at) => dispatcher.readyAt(entry, at),
         slotBound: (entry, at) => states.update(entry.key, (s) => s.noteSlotBound(at, router.policyOf(entry.key))),
@@ -117,7 +119,7 @@ function buildCore(options: ResolvedThrottlingOptions, config: Configuration | u
     const events = new ThrottlingEventEmitter(warn);
     return {
         ...{ options, config, log, clock, now, warn, warnOnce, touch, events, ipScopes, learned },
-        ...{ states, floor, router, registry, handouts, quotas, shared, dispatcher, scheduler, wake },
+        ...{ states, floor, router, registry, handouts, quotas, shared, limits, failures, dispatcher, scheduler, wake },
     };
 }
 
@@ -158,6 +160,34 @@ function buildIpScopes(
             wake.wake();
         },
     });
+}
+
+/** What is shared with other processes through `sharedClock`: the clocks, slots and quotas, one failure policy. */
+function buildSharing(
+    options: ResolvedThrottlingOptions,
+    states: DomainStateStore,
+    router: ScopeRouter,
+    registry: DomainRegistry,
+    log: ManagerLog,
+) {
+    const failures = new SharedClockFailures({
+        mode: options.onSharedClockError,
+        warn: (m) => log.warning(m),
+        warnOnce: (m) => log.warningOnce(m),
+        now: () => options.clock.now(),
+    });
+    const shared = new SharedClockSync({
+        shared: options.sharedClock,
+        ...{ states, router, failures },
+        entryOf: (k) => registry.get(k),
+    });
+    const limits = new SharedLimits({
+        shared: options.sharedClock,
+        ...{ states, router, failures },
+        leaseMs: SHARED_LEASE_MS,
+        recheckMs: SHARED_RECHECK_MS,
+    });
+    return { shared, limits, failures };
 }
 
 /** The way requests take: origin checks, persistence, intake and both fetch paths. */
@@ -216,10 +246,18 @@ function buildSignals(core: Core, flow: ReturnType<typeof buildFlow>) {
     };
     const escalated = () => flow.persister.saveSoon();
     const paces = (key: string) => registry.paces(key);
+    const refusals = new SharedRefusals({
+        shared: options.sharedClock,
+        states,
+        router,
+        failures: core.failures,
+        changed,
+    });
     const recorder = new PacingRecorder(options, router, states, floor, {
         now,
         paces,
         changed,
+        refused: (key, serverWaitMs, localWaitMs) => refusals.record(key, serverWaitMs, localWaitMs),
         escalated,
         warn,
         warnOnce,
@@ -229,7 +267,7 @@ function buildSignals(core: Core, flow: ReturnType<typeof buildFlow>) {
         ...{ options, clock, router, states, floor, handouts, shared, recorder, paces, warnOnce },
     });
     const completions = new CompletionTracker({
-        ...{ clock, router, states, floor, registry, handouts, shared, scheduler, recorder },
+        ...{ clock, router, states, floor, registry, handouts, shared, limits: core.limits, scheduler, recorder },
     });
     const readyAt = (entry: DomainQueue, at: number) => dispatcher.readyAt(entry, at);
     const maxDomainStallMs = options.maxDomainStallMs;

@@ -28,7 +28,13 @@ export { FileDomainClock } from './shared-clock/file-domain-clock';
 export type { FileDomainClockOptions } from './shared-clock/file-domain-clock';
 export { RedisDomainClock, SharedClockError } from './shared-clock/redis-domain-clock';
 export type { RedisDomainClockOptions, RedisClockClient } from './shared-clock/redis-clock-options';
-export type { RefusalPolicy, SharedRefusal, SlotLease, QuotaSpend } from './shared-clock/redis-clock-answers';
+export type {
+    RefusalPolicy,
+    SharedRefusal,
+    SlotLease,
+    QuotaSpend,
+    SharedRate,
+} from './shared-clock/shared-limit-types';
 export type { RedisClockKeys } from './shared-clock/redis-keys';
 export { InMemoryDomainStateStore } from './pacing/domain-state-store';
 export type { ThrottleBy } from './routing/domain-key';

@@ -8,6 +8,7 @@ import { newNetworkError } from '../response/network-errors';
 import type { ScopeRouter } from '../routing/scope-router';
 import type { Scheduler } from '../scheduling/scheduler';
 import type { SharedClockSync } from '../shared-clock/shared-clock-sync';
+import type { SharedLimits } from '../shared-clock/shared-limits';
 import type { Clock } from '../time/clock';
 import type { Handout, HandoutLedger } from './handout-ledger';
 
@@ -20,6 +21,7 @@ export interface CompletionTrackerDeps {
     registry: DomainRegistry;
     handouts: HandoutLedger;
     shared: SharedClockSync;
+    limits: SharedLimits;
     scheduler: Scheduler;
     recorder: PacingRecorder;
 }
@@ -60,7 +62,8 @@ export class CompletionTracker {
     }
 
     /**
-     * Frees the request's slots and lease and lets its domain be scheduled again; once per handout.
+     * Frees the request's slots (its own and shared ones) and lease and lets its domain be scheduled
+     * again; once per handout.
      * A new network error backs the domain off; a completion counts as handled (a success, unless
      * the request came back with a new error: Crawlee marks failed requests handled too).
      */
@@ -78,6 +81,7 @@ export class CompletionTracker {
             shared.settle(entry, now);
         }
         if (handout.slot !== undefined) states.update(entry.key, (s) => s.release(handout.slot!));
+        this.deps.limits.release(handout.shared);
         for (const extra of handout.extras ?? []) states.update(extra.scope, (s) => s.release(extra.slot));
         if (completed && !networkError) this.countHandled(handout, entry.key, request);
         scheduler.touch(entry, clock.now());

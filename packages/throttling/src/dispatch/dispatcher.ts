@@ -10,8 +10,10 @@ import type { DomainQueue } from '../queues/domain-queue';
 import { everyOriginBlocked, robotsUnreachableFailure } from '../robots/origin-blocks';
 import type { ScopeRouter } from '../routing/scope-router';
 import type { MaybePromise } from '../shared-clock/maybe-promise';
-import { isPromise } from '../shared-clock/maybe-promise';
+import { andThen } from '../shared-clock/maybe-promise';
 import type { SharedClockSync } from '../shared-clock/shared-clock-sync';
+import type { SharedHold, SharedLimits } from '../shared-clock/shared-limits';
+import { emptyHold } from '../shared-clock/shared-limits';
 import type { Clock } from '../time/clock';
 import type { HandoutLedger, HeldSlot } from './handout-ledger';
 
@@ -20,25 +22,54 @@ export interface Ticket {
     readonly entry: DomainQueue;
     readonly reservation: DispatchReservation;
     readonly now: number;
+    /** Slots and quota taken in the shared clock (empty without shared limits). */
+    readonly hold: SharedHold;
+}
+
+/** What the dispatcher works with. */
+export interface DispatcherDeps {
+    options: ResolvedThrottlingOptions;
+    router: ScopeRouter;
+    states: DomainStateStore;
+    floor: PacingFloor;
+    shared: SharedClockSync;
+    limits: SharedLimits;
+    quotas: QuotaLedger;
+    handouts: HandoutLedger;
+    clock: Clock;
 }
 
 /**
  * Takes a dispatch window as one reservation: our own clocks and slot first (synchronously, so a
- * concurrent fetch cannot take the same window), then the clocks shared with other processes, then
- * the request's other scopes and quotas. Each step that says no rolls back what the earlier ones
- * took; a commit records the handout.
+ * concurrent fetch cannot take the same window), then a concurrency slot shared with other
+ * processes, then the shared clocks, then the request's other scopes and quotas (ours, then the
+ * shared ones). Each step that says no rolls back what the earlier ones took; a commit records the
+ * handout.
  */
 export class Dispatcher {
-    constructor(
-        private readonly options: ResolvedThrottlingOptions,
-        private readonly router: ScopeRouter,
-        private readonly states: DomainStateStore,
-        private readonly floor: PacingFloor,
-        private readonly shared: SharedClockSync,
-        private readonly quotas: QuotaLedger,
-        private readonly handouts: HandoutLedger,
-        private readonly clock: Clock,
-    ) {}
+    private readonly options: ResolvedThrottlingOptions;
+    private readonly router: ScopeRouter;
+    private readonly states: DomainStateStore;
+    private readonly floor: PacingFloor;
+    private readonly shared: SharedClockSync;
+    private readonly limits: SharedLimits;
+    private readonly quotas: QuotaLedger;
+    private readonly handouts: HandoutLedger;
+    private readonly clock: Clock;
+
+    constructor(deps: DispatcherDeps) {
+        ({
+            options: this.options,
+            router: this.router,
+            states: this.states,
+            floor: this.floor,
+            shared: this.shared,
+            limits: this.limits,
+            quotas: this.quotas,
+            handouts: this.handouts,
+            clock: this.clock,
+        } = deps);
+    }
 
     /** When a domain's queue may hand out next: its scope's clocks, slots and quota, and any hold. */
     readyAt(entry: DomainQueue, now: number): number {
@@ -90,35 +121,56 @@ export class Dispatcher {
     }
 
     /**
-     * Arms the domain's clocks and takes a slot (at once, before anything can await), then reserves
-     * the shared clock. Undefined (nothing held) when the shared clock says not yet, or failed; the
-     * domain is then held until it allows. Answers at once unless the shared clock answers later.
+     * Arms the domain's clocks and takes a slot (at once, before anything can await), then a slot
+     * shared with other processes (before the window, so a domain whose shared slots are all taken
+     * spends no window), then reserves the shared clock. Undefined (nothing held) when the shared
+     * clock says not yet, or failed; the domain is then held until it allows. Answers at once unless
+     * the shared clock answers later.
      */
     open(entry: DomainQueue, now: number, probe = false): MaybePromise<Ticket | undefined> {
         const policy = this.router.policyOf(entry.key);
         const reservation = this.states.update(entry.key, (s) =>
             s.dispatch(now, this.floor.ms, policy, this.options.random, probe, entry.queued),
         );
-        const ticket: Ticket = { entry, reservation, now };
-        const granted = this.shared.reserve(entry, reservation, now);
-        const decide = (ok: boolean): Ticket | undefined => {
+        const ticket: Ticket = { entry, reservation, now, hold: emptyHold() };
+        const slot = this.limits.slotWant(entry.key);
+        const slotTaken = slot ? this.limits.take(entry, [slot], now, ticket.hold) : true;
+        const granted = andThen(slotTaken, (ok) => ok && this.shared.reserve(entry, reservation, now));
+        return andThen(granted, (ok): Ticket | undefined => {
             if (ok) return ticket;
             this.rollback(ticket);
             return undefined;
-        };
-        return isPromise(granted) ? granted.then(decide) : decide(granted);
+        });
     }
 
-    /** Clears the request's other scopes and quotas; false (and rolled back) when they say not yet. */
-    admit(ticket: Ticket, request: Request): HeldSlot[] | undefined | false {
+    /**
+     * Clears the request's other scopes and quotas, here and then in the shared clock; false (and
+     * rolled back) when one says not yet.
+     */
+    admit(ticket: Ticket, request: Request): MaybePromise<HeldSlot[] | undefined | false> {
         const admitted = this.quotas.admit(request, ticket.entry, ticket.now);
-        if (admitted === false) this.rollback(ticket);
-        return admitted;
+        if (admitted === false) {
+            this.rollback(ticket);
+            return false;
+        }
+        const costs = this.quotas.costsSpent(request);
+        const wants = costs ? this.limits.wantsOf(ticket.entry.key, costs) : [];
+        if (wants.length === 0) return admitted;
+        return andThen(this.limits.take(ticket.entry, wants, ticket.now, ticket.hold), (ok) => {
+            if (ok) {
+                this.quotas.noteShared(request, ticket.hold.spends);
+                return admitted;
+            }
+            this.quotas.undo(request);
+            this.rollback(ticket);
+            return false;
+        });
     }
 
-    /** Nothing went out: gives the window, the slot and any shared lease back. */
+    /** Nothing went out: gives the window, the slots, the quota and any shared lease back. */
     rollback(ticket: Ticket): void {
         this.states.update(ticket.entry.key, (s) => s.cancelDispatch(ticket.reservation));
+        this.limits.refund(ticket.hold);
         this.shared.settle(ticket.entry, this.clock.now());
     }
 
@@ -133,6 +185,7 @@ export class Dispatcher {
             s.release(ticket.reservation.slot);
             s.armAfterResponse(now, this.floor.ms, policy);
         });
+        this.limits.release(ticket.hold);
         this.shared.settle(ticket.entry, now);
     }
 
@@ -149,6 +202,7 @@ export class Dispatcher {
             errors: request.errorMessages?.length ?? 0,
             extras,
             unreachable,
+            ...(ticket.hold.slots.length > 0 ? { shared: ticket.hold } : {}),
         });
         return request;
     }

@@ -110,9 +110,10 @@ export class DomainFetcher {
             await queue.reclaimRequest(request, { forefront: true });
             return { check: entry, url: request.url };
         }
-        const admitted = dispatcher.admit(ticket, request);
+        const admitting = dispatcher.admit(ticket, request);
+        const admitted = isPromise(admitting) ? await admitting : admitting;
         if (admitted === false) {
-            // Another scope of this request (or its quota) says not yet: it waits at the head.
+            // Another scope of this request (or a quota, here or shared) says not yet: it waits at the head.
             entry.queued += 1;
             await queue.reclaimRequest(request, { forefront: true });
             scheduler.touch(entry, clock.now());

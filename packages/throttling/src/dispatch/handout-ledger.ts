@@ -1,6 +1,7 @@
 import type { IRequestManager, Request } from '@crawlee/core';
 
 import type { DomainQueue } from '../queues/domain-queue';
+import type { SharedHold } from '../shared-clock/shared-limits';
 
 /** A slot a handed-out request holds in a scope other than its queue's (per-request scopes). */
 export interface HeldSlot {
@@ -24,6 +25,8 @@ export interface Handout {
     unreachable?: boolean;
     /** The paced domain that answered after a redirect to another domain: its success counts there. */
     answeredBy?: string;
+    /** Concurrency slots it holds in the shared clock, freed with its own. */
+    shared?: SharedHold;
 }
 
 /**

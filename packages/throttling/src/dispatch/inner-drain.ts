@@ -83,7 +83,8 @@ export class InnerDrain {
         const opened = dispatcher.open(entry, now);
         const ticket = isPromise(opened) ? await opened : opened;
         if (!ticket) return undefined;
-        const admitted = dispatcher.admit(ticket, request);
+        const admitting = dispatcher.admit(ticket, request);
+        const admitted = isPromise(admitting) ? await admitting : admitting;
         if (admitted === false) return undefined;
         return dispatcher.commit(ticket, request, inner, admitted);
     }

@@ -298,6 +298,9 @@ export const throttlingOptionsSchema = z.strictObject({
                 error: 'sharedClock must implement reserve(key, now, nextAt), extend(key, clocks) and settle(key, leasedUntil, nextAt), e.g. new FileDomainClock(dir)',
             },
         )
+        .refine((v) => !isFunction((v as never)['acquireSlot']) || isFunction((v as never)['releaseSlot']), {
+            error: 'sharedClock has acquireSlot but no releaseSlot: shared slots need both (or neither)',
+        })
         .optional(),
 });
 

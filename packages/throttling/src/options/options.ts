@@ -218,17 +218,21 @@ export interface ThrottlingRequestManagerOptions extends Omit<ScopeSettings, 'ba
      */
     stateStore?: DomainStateStore;
     /**
-     * Clocks shared with other crawler processes (e.g. `new FileDomainClock(dir)`): every dispatch
-     * reserves its window there too (a one-at-a-time domain holds it until the response), and backoffs
-     * are published there, so several processes crawling the same sites keep each domain's interval
-     * together. Concurrency, quotas and rampup stay per process.
+     * Clocks shared with other crawler processes (`new FileDomainClock(dir)` on one machine,
+     * `new RedisDomainClock({ url })` across machines): every dispatch reserves its window there too (a
+     * one-at-a-time domain holds it until the response), and backoffs are published there, so several
+     * processes crawling the same sites keep each domain's interval together. When the clock offers
+     * them (both built-in clocks do), concurrency slots, quotas and the backoff's escalation are shared
+     * too: `concurrency: 2` means 2 across all processes. Rampup's learned rate stays per process.
      * @default undefined (pacing is per process)
      */
     sharedClock?: SharedDomainClock;
     /**
-     * What to do when `sharedClock` fails (Redis down or slow, a lock timeout): `'pause'` holds the
-     * domain and asks the clock again a second later, logging why; `'local'` paces by this process
-     * alone, with one warning, until the clock answers again. No request is lost either way.
+     * What to do when `sharedClock` fails (Redis down or slow, a lock timeout) on a call that decides a
+     * dispatch (the window, a shared slot, a shared quota): `'pause'` holds the domain and asks the
+     * clock again a second later, logging why; `'local'` paces by this process alone (its own slots and
+     * quotas), with one warning, until the clock answers again. No request is lost either way. Calls
+     * that others wait for (a lease end, a slot release, a refusal under `'pause'`) are sent again.
      * @default 'pause'
      */
     onSharedClockError?: 'pause' | 'local';

@@ -24,6 +24,11 @@ export interface PacingRecorderHost {
     paces(key: string): boolean;
     /** The clocks of `key` changed: reschedule its queue and publish them to a shared clock. */
     changed(key: string): void;
+    /**
+     * A refusal of `key` was applied here (`localWaitMs`: the wait it imposed): record it in a shared
+     * clock before the new clocks are published, so the shared clock decides its escalation first.
+     */
+    refused?(key: string, serverWaitMs: number | undefined, localWaitMs: number): void;
     /** A backoff escalated: it must survive a crash, so save now. */
     escalated(): void;
     warn(message: string): void;
@@ -81,6 +86,7 @@ export class PacingRecorder {
         const state = this.states.update(key, (s) => s);
         const outcome = state.recordRateLimit(now, waitMs, this.backoffPolicy(policy));
         this.reportLearned(key, state, 'refused');
+        this.host.refused?.(key, waitMs, outcome.waitMs);
         if (outcome.escalated) {
             this.host.escalated();
             const exponent = state.backoffExponent;

@@ -6,6 +6,8 @@ import type { ResolvedThrottlingOptions } from '../options/options';
 import type { DomainQueue } from '../queues/domain-queue';
 import { normalizeScope } from '../routing/request-scopes';
 import type { ScopeRouter } from '../routing/scope-router';
+import type { SharedLimits, SharedSpend } from '../shared-clock/shared-limits';
+import type { DispatchReservation } from './domain-state';
 import type { DomainStateStore } from './domain-state-store';
 import type { PacingFloor } from './pacing-floor';
 
@@ -13,6 +15,10 @@ import type { PacingFloor } from './pacing-floor';
 interface Spend {
     at: number;
     costs: [scope: string, cost: number][];
+    /** The windows and slots taken in its other scopes, to give back if the shared clock says no. */
+    reservations: [scope: string, reservation: DispatchReservation][];
+    /** What it spent in shared quotas, corrected with the local spend. */
+    shared?: SharedSpend[];
 }
 
 /** A held-back head request's other scopes are busy: look again this soon for a freed slot. */
@@ -31,6 +37,7 @@ export class QuotaLedger {
         private readonly router: ScopeRouter,
         private readonly states: DomainStateStore,
         private readonly floor: PacingFloor,
+        private readonly limits: SharedLimits,
         // The address scope of each request, under throttleBy: 'ip'.
         private readonly ipScopes?: IpScopes,
     ) {}
@@ -58,7 +65,7 @@ export class QuotaLedger {
             return false;
         }
         const held: HeldSlot[] = [];
-        const costs: [string, number][] = [[entry.key, primaryCost]];
+        const spend: Spend = { at: now, costs: [[entry.key, primaryCost]], reservations: [] };
         this.states.update(entry.key, (s) => s.spend(now, primaryCost, primaryPolicy.quota));
         for (const [scope, cost] of extras) {
             const policy = this.router.policyOf(scope);
@@ -67,10 +74,36 @@ export class QuotaLedger {
                 return s.dispatch(now, this.floor.ms, policy, this.options.random);
             });
             held.push({ scope, slot: reservation.slot });
-            costs.push([scope, cost]);
+            spend.costs.push([scope, cost]);
+            spend.reservations.push([scope, reservation]);
         }
-        this.spends.set(request, { at: now, costs });
+        this.spends.set(request, spend);
         return held;
+    }
+
+    /** What an admitted request spends per scope (its queue's first); undefined when it had nothing to clear. */
+    costsSpent(request: Request): readonly (readonly [string, number])[] | undefined {
+        return this.spends.get(request)?.costs;
+    }
+
+    /** Remembers what the request spent in shared quotas, so a reported cost corrects them too. */
+    noteShared(request: Request, shared: SharedSpend[]): void {
+        const spend = this.spends.get(request);
+        if (spend && shared.length > 0) spend.shared = [...shared];
+    }
+
+    /** Undoes an admission (the shared clock said not yet): spends refunded, other scopes' windows and slots given back. */
+    undo(request: Request): void {
+        const spend = this.spends.get(request);
+        if (!spend) return;
+        this.spends.delete(request);
+        for (const [scope, cost] of spend.costs) {
+            const policy = this.router.policyOf(scope);
+            this.states.update(scope, (s) => s.adjustSpend(spend.at, -cost, policy.quota));
+        }
+        for (const [scope, reservation] of spend.reservations) {
+            this.states.update(scope, (s) => s.cancelDispatch(reservation));
+        }
     }
 
     /**
@@ -87,6 +120,7 @@ export class QuotaLedger {
             pair[1] = cost;
             const policy = this.router.policyOf(pair[0]);
             this.states.update(pair[0], (s) => s.adjustSpend(spend.at, delta, policy.quota));
+            for (const shared of spend.shared ?? []) if (shared.key === pair[0]) this.limits.adjust(shared, delta);
         }
         return true;
     }

@@ -1,4 +1,4 @@
-import { createHash } from 'node:crypto';
+import { createHash, randomUUID } from 'node:crypto';
 import { mkdirSync, readFileSync, renameSync, writeFileSync } from 'node:fs';
 import { join } from 'node:path';
 
@@ -7,6 +7,21 @@ import { systemClock } from '../time/clock';
 import { ThrottlingOptionsError } from '../errors';
 import type { SharedClocks, SharedDomainClock, SharedReservation } from './shared-domain-clock';
 import { decideReservation, decideSettlement } from './shared-domain-clock';
+import type { SharedKeyRecord } from './shared-limit-decisions';
+import {
+    checkFinite,
+    checkPositive,
+    checkRefusalPolicy,
+    checkSpend,
+    decideAcquire,
+    decideAdjust,
+    decideRefusal,
+    decideRelease,
+    decideRenew,
+    decideShareRate,
+    decideSpend,
+} from './shared-limit-decisions';
+import type { QuotaSpend, RefusalPolicy, SharedRate, SharedRefusal, SlotLease } from './shared-limit-types';
 import type { LockFs } from './lock-file';
 import { LockFile, nodeLockFs } from './lock-file';
 
@@ -25,7 +40,8 @@ export interface FileDomainClockOptions {
      */
     staleLockMs?: number;
     /**
-     * Time source for lock ages (pacing times come from the manager).
+     * Time source for lock ages, and for the limit calls when their caller passes no `now` (the
+     * manager always does).
      * @default the system clock
      */
     clock?: Clock;
@@ -37,7 +53,7 @@ export interface FileDomainClockOptions {
     lockFs?: LockFs;
 }
 
-const EMPTY: SharedClocks = { nextAt: 0, backoffUntil: 0 };
+const EMPTY: SharedKeyRecord = { nextAt: 0, backoffUntil: 0, level: 0, decayAt: 0, slots: {} };
 
 /** Longest file name part taken from a key as it is; longer keys are hashed. */
 const MAX_READABLE_NAME = 150;
@@ -46,13 +62,17 @@ const MAX_READABLE_NAME = 150;
  * A {@link SharedDomainClock} in a directory that every crawler process can reach (one machine, or
  * a shared filesystem with working exclusive create): one small JSON file per domain key, changed
  * under a per-key lock file created with `O_EXCL`, written to a temporary file and renamed so a
- * reader never sees half a file.
+ * reader never sees half a file. Besides the clocks it shares refusals, concurrency leases, quotas
+ * and a learned rate, deciding as `RedisDomainClock` does (see `shared-limit-decisions.ts`). Nothing
+ * expires: the directory outlives the crawl.
  */
 export class FileDomainClock implements SharedDomainClock {
     // Where the per-key files live.
     readonly dir: string;
     // Takes and breaks the per-key lock files.
     private readonly locks: LockFile;
+    // Time of the calls that take no `now`.
+    private readonly clock: Clock;
 
     constructor(dir: string, options: FileDomainClockOptions = {}) {
         if (typeof dir !== 'string' || dir.length === 0)
@@ -63,33 +83,86 @@ export class FileDomainClock implements SharedDomainClock {
         if (!(staleLockMs > 0))
             throw new ThrottlingOptionsError(`FileDomainClock staleLockMs must be > 0, got ${String(staleLockMs)}`);
         this.dir = dir;
+        this.clock = clock;
         this.locks = new LockFile({ timeoutMs: lockTimeoutMs, staleMs: staleLockMs, clock, fs: lockFs });
         mkdirSync(dir, { recursive: true });
     }
 
     reserve(key: string, now: number, nextAt: number): SharedReservation {
-        return this.locked(key, (clocks) => decideReservation(clocks, now, nextAt));
+        return this.locked(key, (record) => {
+            const { reservation, clocks } = decideReservation(record, now, nextAt);
+            return { answer: reservation, record: { ...record, ...clocks } };
+        });
     }
 
     extend(key: string, clocks: { nextAt?: number; backoffUntil?: number }): void {
-        this.locked(key, (current) => ({
-            reservation: undefined,
-            clocks: {
-                nextAt: Math.max(current.nextAt, clocks.nextAt ?? 0),
-                backoffUntil: Math.max(current.backoffUntil, clocks.backoffUntil ?? 0),
+        this.locked(key, (record) => ({
+            answer: undefined,
+            record: {
+                ...record,
+                nextAt: Math.max(record.nextAt, clocks.nextAt ?? 0),
+                backoffUntil: Math.max(record.backoffUntil, clocks.backoffUntil ?? 0),
             },
         }));
     }
 
     settle(key: string, leasedUntil: number, nextAt: number): void {
-        this.locked(key, (current) => ({
-            reservation: undefined,
-            clocks: decideSettlement(current, leasedUntil, nextAt),
+        this.locked(key, (record) => ({
+            answer: undefined,
+            record: { ...record, ...decideSettlement(record, leasedUntil, nextAt) },
         }));
+    }
+
+    recordRefusal(key: string, policy: RefusalPolicy, now = this.clock.now()): SharedRefusal {
+        checkRefusalPolicy(policy);
+        return this.locked(key, (record) => decideRefusal(record, now, policy));
+    }
+
+    acquireSlot(key: string, limit: number, leaseMs: number, now = this.clock.now()): SlotLease {
+        checkPositive('acquireSlot limit', limit, true);
+        checkPositive('acquireSlot leaseMs', leaseMs, false);
+        return this.locked(key, (record) => decideAcquire(record, now, limit, leaseMs, randomUUID()));
+    }
+
+    renewSlot(key: string, token: string, leaseMs: number, now = this.clock.now()): boolean {
+        checkPositive('renewSlot leaseMs', leaseMs, false);
+        return this.locked(key, (record) => decideRenew(record, now, token, leaseMs));
+    }
+
+    releaseSlot(key: string, token: string): boolean {
+        return this.locked(key, (record) => decideRelease(record, token));
+    }
+
+    spendQuota(key: string, cost: number, limit: number, windowMs: number, now = this.clock.now()): QuotaSpend {
+        checkSpend(cost, limit, windowMs);
+        return this.locked(key, (record) => decideSpend(record, now, cost, limit, windowMs));
+    }
+
+    adjustQuota(key: string, delta: number, windowMs: number, spentAt: number): number {
+        checkFinite('adjustQuota delta', delta);
+        checkPositive('adjustQuota windowMs', windowMs, true);
+        return this.locked(key, (record) => decideAdjust(record, delta, windowMs, spentAt));
+    }
+
+    shareRate(key: string, rate: number, at: number): SharedRate {
+        checkPositive('shareRate rate', rate, false);
+        checkFinite('shareRate at', at);
+        return this.locked(key, (record) => decideShareRate(record, { rate, at }));
+    }
+
+    readRate(key: string): SharedRate | undefined {
+        const rate = this.load(this.fileOf(key)).rate;
+        return rate && { ...rate };
     }
 
     /** The shared clocks of `key` as stored now (for reports and tests). */
     read(key: string): SharedClocks {
+        const { nextAt, backoffUntil } = this.load(this.fileOf(key));
+        return { nextAt, backoffUntil };
+    }
+
+    /** Everything stored for `key` now (for reports and tests). */
+    readRecord(key: string): SharedKeyRecord {
         return this.load(this.fileOf(key));
     }
 
@@ -107,38 +180,60 @@ export class FileDomainClock implements SharedDomainClock {
         return join(this.dir, `${name}.json`);
     }
 
-    private locked<T>(key: string, change: (clocks: SharedClocks) => { reservation: T; clocks: SharedClocks }): T {
+    private locked<T>(key: string, change: (record: SharedKeyRecord) => { answer: T; record: SharedKeyRecord }): T {
         const file = this.fileOf(key);
         const lock = `${file}.lock`;
         const taken = this.locks.acquire(lock, `FileDomainClock: the lock of ${key}`);
         try {
             const current = this.load(file);
-            const { reservation, clocks } = change(current);
-            if (clocks.nextAt !== current.nextAt || clocks.backoffUntil !== current.backoffUntil) {
+            const { answer, record } = change(current);
+            const text = JSON.stringify(record);
+            if (text !== JSON.stringify(current)) {
                 const temporary = `${file}.${process.pid}.tmp`;
-                writeFileSync(temporary, JSON.stringify(clocks));
+                writeFileSync(temporary, text);
                 renameSync(temporary, file);
             }
-            return reservation;
+            return answer;
         } finally {
             this.locks.release(lock, taken);
         }
     }
 
-    private load(file: string): SharedClocks {
+    private load(file: string): SharedKeyRecord {
         let text: string;
         try {
             text = readFileSync(file, 'utf8');
         } catch {
-            return { ...EMPTY };
+            return structuredClone(EMPTY);
         }
         try {
-            const parsed = JSON.parse(text) as Partial<SharedClocks>;
-            const finite = (v: unknown) => (typeof v === 'number' && Number.isFinite(v) ? v : 0);
-            return { nextAt: finite(parsed.nextAt), backoffUntil: finite(parsed.backoffUntil) };
+            return parseRecord(JSON.parse(text));
         } catch {
             // A file that does not parse holds no clocks worth keeping; the next write replaces it.
-            return { ...EMPTY };
+            return structuredClone(EMPTY);
         }
     }
+}
+
+const finite = (v: unknown) => (typeof v === 'number' && Number.isFinite(v) ? v : 0);
+
+/** A stored record with every field checked (files of earlier releases hold only the two clocks). */
+function parseRecord(parsed: unknown): SharedKeyRecord {
+    const data = (typeof parsed === 'object' && parsed !== null ? parsed : {}) as Record<string, unknown>;
+    const record: SharedKeyRecord = {
+        nextAt: finite(data.nextAt),
+        backoffUntil: finite(data.backoffUntil),
+        level: finite(data.level),
+        decayAt: finite(data.decayAt),
+        slots: {},
+    };
+    if (typeof data.slots === 'object' && data.slots !== null)
+        for (const [token, expires] of Object.entries(data.slots))
+            if (finite(expires) > 0) record.slots[token] = finite(expires);
+    const quota = data.quota as Record<string, unknown> | undefined;
+    if (quota && typeof quota === 'object') record.quota = { window: finite(quota.window), spent: finite(quota.spent) };
+    const rate = data.rate as Record<string, unknown> | undefined;
+    if (rate && typeof rate === 'object' && finite(rate.rate) > 0)
+        record.rate = { rate: finite(rate.rate), at: finite(rate.at) };
+    return record;
 }

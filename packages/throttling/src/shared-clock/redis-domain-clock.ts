@@ -9,17 +9,15 @@ import type { RedisClockKeys } from './redis-keys';
 import { redisClockKeys } from './redis-keys';
 import type { RedisClockScript } from './redis-scripts';
 import { REDIS_CLOCK_SCRIPTS } from './redis-scripts';
-import type { QuotaSpend, RefusalPolicy, SharedRefusal, SlotLease } from './redis-clock-answers';
-import { asNumbers, checkRefusalPolicy, checkPositive, toDelta } from './redis-clock-answers';
+import { asNumbers, toDelta } from './redis-clock-answers';
+import { checkFinite, checkPositive, checkRefusalPolicy, checkSpend, MAX_SHARED_LEVEL } from './shared-limit-decisions';
+import type { QuotaSpend, RefusalPolicy, SharedRate, SharedRefusal, SlotLease } from './shared-limit-types';
 
 /** A call to Redis failed (unreachable, timed out, a script error): the message says which call and key. */
 export class SharedClockError extends ThrottlingError {
     override name = 'SharedClockError' as const;
     readonly code = 'ERR_THROTTLING_SHARED_CLOCK' as const;
 }
-
-/** Highest backoff level, as in one process (base × factor^19 is far past any cap). */
-const MAX_LEVEL = 20;
 
 /** How many granted reservations are remembered per clock so that `settle` can recognise its lease. */
 const MAX_REMEMBERED_LEASES = 10_000;
@@ -114,13 +112,15 @@ export class RedisDomainClock implements SharedDomainClock {
     async settle(key: string, leasedUntil: number, nextAt: number): Promise<void> {
         const lease = this.leases.get(key);
         const ours = lease !== undefined && lease.host === leasedUntil ? lease.redis : '';
-        if (lease?.host === leasedUntil) this.leases.delete(key);
         await this.run('settle', key, 'crawleeThrottlingSettle', [
             this.keysOf(key).clock,
             ours,
             toDelta(nextAt, this.clock.now()),
             'rel',
         ]);
+        // Forgotten only once ended: a settle that failed (an outage) and is sent again must still
+        // recognise its lease, or it could only move the clock forward and the lease would run its course.
+        if (ours !== '' && this.leases.get(key) === lease) this.leases.delete(key);
     }
 
     /**
@@ -130,15 +130,14 @@ export class RedisDomainClock implements SharedDomainClock {
      * period as long as the last backoff) and the backoff lasts `waitMs`, or `baseMs × factor^(level-1)`,
      * at most `maxMs`. No jitter: hosts that want it add their own.
      */
-    async recordRefusal(key: string, policy: RefusalPolicy): Promise<SharedRefusal> {
+    async recordRefusal(key: string, policy: RefusalPolicy, now = this.clock.now()): Promise<SharedRefusal> {
         checkRefusalPolicy(policy);
-        const now = this.clock.now();
         const wait = policy.waitMs !== undefined && policy.waitMs > 0 ? Math.ceil(policy.waitMs) : '';
         const [escalated, redisNow, backoff, level, delay] = await this.run(
             'recordRefusal',
             key,
             'crawleeThrottlingRecordRefusal',
-            [this.keysOf(key).clock, wait, policy.baseMs, policy.maxMs, policy.factor ?? 2, MAX_LEVEL],
+            [this.keysOf(key).clock, wait, policy.baseMs, policy.maxMs, policy.factor ?? 2, MAX_SHARED_LEVEL],
         );
         return { escalated: escalated === 1, backoffUntil: now + (backoff - redisNow), level, waitMs: delay };
     }
@@ -148,10 +147,9 @@ export class RedisDomainClock implements SharedDomainClock {
      * a host that dies holding it loses it when the lease runs out. Give it back with
      * {@link releaseSlot}; renew a long one with {@link renewSlot}.
      */
-    async acquireSlot(key: string, limit: number, leaseMs: number): Promise<SlotLease> {
+    async acquireSlot(key: string, limit: number, leaseMs: number, now = this.clock.now()): Promise<SlotLease> {
         checkPositive('acquireSlot limit', limit, true);
         checkPositive('acquireSlot leaseMs', leaseMs, false);
-        const now = this.clock.now();
         const token = randomUUID();
         const [granted, redisNow, at, held] = await this.run('acquireSlot', key, 'crawleeThrottlingAcquireSlot', [
             this.keysOf(key).slots,
@@ -190,12 +188,14 @@ export class RedisDomainClock implements SharedDomainClock {
      * all-or-nothing, shared by all hosts. An empty window takes any cost, so one oversized request
      * still goes, alone.
      */
-    async spendQuota(key: string, cost: number, limit: number, windowMs: number): Promise<QuotaSpend> {
-        if (!(Number.isFinite(cost) && cost >= 0))
-            throw new RangeError(`spendQuota cost must be a number >= 0, got ${String(cost)}`);
-        checkPositive('spendQuota limit', limit, false);
-        checkPositive('spendQuota windowMs', windowMs, true);
-        const now = this.clock.now();
+    async spendQuota(
+        key: string,
+        cost: number,
+        limit: number,
+        windowMs: number,
+        now = this.clock.now(),
+    ): Promise<QuotaSpend> {
+        checkSpend(cost, limit, windowMs);
         const [granted, redisNow, ends, spent] = await this.run('spendQuota', key, 'crawleeThrottlingSpendQuota', [
             this.keysOf(key).quota,
             cost,
@@ -206,6 +206,51 @@ export class RedisDomainClock implements SharedDomainClock {
         return granted
             ? { granted: true, spent, windowEndsAt: hostEnd }
             : { granted: false, spent, notBefore: hostEnd };
+    }
+
+    /**
+     * Corrects a spend made at `spentAt` (this host's time) by `delta` while its window is the one
+     * kept, never below 0; answers that window's spend after it (0 when a later window replaced it).
+     */
+    async adjustQuota(
+        key: string,
+        delta: number,
+        windowMs: number,
+        spentAt: number,
+        now = this.clock.now(),
+    ): Promise<number> {
+        checkFinite('adjustQuota delta', delta);
+        checkPositive('adjustQuota windowMs', windowMs, true);
+        const [, , spent] = await this.run('adjustQuota', key, 'crawleeThrottlingAdjustQuota', [
+            this.keysOf(key).quota,
+            delta,
+            windowMs,
+            toDelta(spentAt, now),
+        ]);
+        return spent;
+    }
+
+    /**
+     * Offers the rate (requests per second, all hosts together) learned for `key` at `at` (this
+     * host's time) and answers the rate in force: the one learned latest, at a tie the lower. One
+     * script; the key expires `idleTtlMs` after the latest offer.
+     */
+    async shareRate(key: string, rate: number, at: number, now = this.clock.now()): Promise<SharedRate> {
+        checkPositive('shareRate rate', rate, false);
+        const [, redisNow, kept, keptAt] = await this.run('shareRate', key, 'crawleeThrottlingShareRate', [
+            this.keysOf(key).rate,
+            String(rate),
+            toDelta(at, now),
+        ]);
+        return { rate: kept, at: now + (keptAt - redisNow) };
+    }
+
+    /** The rate in force for `key` (this host's time), or undefined when none was shared or it expired. */
+    async readRate(key: string, now = this.clock.now()): Promise<SharedRate | undefined> {
+        const [found, redisNow, rate, at] = await this.run('readRate', key, 'crawleeThrottlingReadRate', [
+            this.keysOf(key).rate,
+        ]);
+        return found === 1 ? { rate, at: now + (at - redisNow) } : undefined;
     }
 
     /** The shared clocks of `key` in this host's time (reports, tests); 0 for a clock never set. */

@@ -10,6 +10,8 @@ export interface RedisClockKeys {
     slots: string;
     /** Hash: `window` (start of the current quota window) and `spent` in it. */
     quota: string;
+    /** Hash: a learned `rate` (requests per second) and `at`, when it was learned. */
+    rate: string;
 }
 
 /**
@@ -29,7 +31,7 @@ export function encodeKeyPart(key: string): string {
 /** The keys of `key` under `prefix` (a prefix holds no braces; the options check that). */
 export function redisClockKeys(prefix: string, key: string): RedisClockKeys {
     const tag = `{${prefix}${encodeKeyPart(key)}}`;
-    return { clock: `${tag}:clock`, slots: `${tag}:slots`, quota: `${tag}:quota` };
+    return { clock: `${tag}:clock`, slots: `${tag}:slots`, quota: `${tag}:quota`, rate: `${tag}:rate` };
 }
 
 /**

@@ -96,7 +96,7 @@ return {1, now, n}
 /**
  * Records a refusal for every host at once. While the shared backoff runs nothing escalates (a
  * burst of refusals, on any host, counts once) and a server wait (ARGV[2], or '') may only
- * lengthen it. Otherwise the level rises by one (back to 1 after a quiet period, `decay`) and the
+ * lengthen it (the quiet period that resets the level moves with its end). Otherwise the level rises by one (back to 1 after a quiet period, `decay`) and the
  * backoff becomes the server wait or base × factor^(level-1), capped. ARGV[3..6]: base, max, factor,
  * highest level. Answers `{escalated, now, backoff, level, delay}`.
  */
@@ -108,8 +108,9 @@ if b > now then
   if ARGV[2] ~= '' then
     local longer = math.max(b, now + math.min(tonumber(ARGV[2]), maxMs))
     if longer > b then
+      decay = decay + (longer - b)
       b = longer
-      redis.call('HSET', KEYS[1], 'backoff', b)
+      redis.call('HSET', KEYS[1], 'backoff', b, 'decay', decay)
       keep(KEYS[1], math.max(n, b, decay))
     end
   end
@@ -184,6 +185,48 @@ keep(KEYS[1], ends)
 return {1, now, ends, tostring(spent)}
 `;
 
+/**
+ * Corrects a spend (the real cost minus the estimate) while the window it was made in is the one
+ * kept; never below 0. KEYS: quota. ARGV[2..4]: delta, window length, when it was spent (a delta from
+ * now). Answers `{1, now, spent}` (`spent` as a string; 0 when a later window replaced it).
+ */
+export const ADJUST_QUOTA = `${PRELUDE}
+local windowMs = tonumber(ARGV[3])
+local window = math.floor((now + tonumber(ARGV[4])) / windowMs) * windowMs
+local q = redis.call('HMGET', KEYS[1], 'window', 'spent')
+if num(q[1]) ~= window then return {1, now, '0'} end
+local spent = math.max(0, num(q[2]) + tonumber(ARGV[2]))
+redis.call('HSET', KEYS[1], 'spent', spent)
+keep(KEYS[1], window + windowMs)
+return {1, now, tostring(spent)}
+`;
+
+/**
+ * Offers a learned rate: it replaces the stored one unless that was learned later (or at the same
+ * time and is lower). The key expires the idle TTL after the latest offer. KEYS: rate. ARGV[2]: the
+ * rate (its exact text), ARGV[3]: when it was learned (a delta from now). Answers `{1, now, rate, at}`
+ * of the rate in force, the rate as its text.
+ */
+export const SHARE_RATE = `${PRELUDE}
+local at = now + tonumber(ARGV[3])
+local c = redis.call('HMGET', KEYS[1], 'rate', 'at')
+local keep = c[1] and (tonumber(c[2]) > at or (tonumber(c[2]) == at and tonumber(c[1]) <= tonumber(ARGV[2])))
+if keep then
+  redis.call('PEXPIRE', KEYS[1], ttl)
+  return {1, now, c[1], tonumber(c[2])}
+end
+redis.call('HSET', KEYS[1], 'rate', ARGV[2], 'at', at)
+redis.call('PEXPIRE', KEYS[1], ttl)
+return {1, now, ARGV[2], at}
+`;
+
+/** Reads the shared rate. KEYS: rate. Answers `{1, now, rate, at}`, or `{0, now}` when none. */
+export const READ_RATE = `${PRELUDE}
+local c = redis.call('HMGET', KEYS[1], 'rate', 'at')
+if not c[1] then return {0, now} end
+return {1, now, c[1], tonumber(c[2])}
+`;
+
 /** Reads the clocks (reports, tests). KEYS: clock. Answers `{1, now, next, backoff, level, decay}`. */
 export const READ = `${PRELUDE}
 local c = redis.call('HMGET', KEYS[1], 'next', 'backoff', 'level', 'decay')
@@ -201,6 +244,9 @@ export const REDIS_CLOCK_SCRIPTS = {
     crawleeThrottlingRenewSlot: { numberOfKeys: 1, lua: RENEW_SLOT },
     crawleeThrottlingReleaseSlot: { numberOfKeys: 1, lua: RELEASE_SLOT },
     crawleeThrottlingSpendQuota: { numberOfKeys: 1, lua: SPEND_QUOTA },
+    crawleeThrottlingAdjustQuota: { numberOfKeys: 1, lua: ADJUST_QUOTA },
+    crawleeThrottlingShareRate: { numberOfKeys: 1, lua: SHARE_RATE },
+    crawleeThrottlingReadRate: { numberOfKeys: 1, lua: READ_RATE },
     crawleeThrottlingRead: { numberOfKeys: 1, lua: READ },
 } as const;
 

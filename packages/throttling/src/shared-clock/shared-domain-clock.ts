@@ -1,4 +1,5 @@
 import type { MaybePromise } from './maybe-promise';
+import type { QuotaSpend, RefusalPolicy, SharedRate, SharedRefusal, SlotLease } from './shared-limit-types';
 
 export type { MaybePromise } from './maybe-promise';
 
@@ -6,10 +7,17 @@ export type { MaybePromise } from './maybe-promise';
  * Pacing clocks that several crawler processes share, so that together they keep each domain's
  * interval and backoff instead of each process keeping them on its own (N processes, N× the rate).
  *
- * Only the two clocks are shared: when the domain may next be dispatched to (crawl delay, configured
- * delay, announced pace) and until when it is backed off. Concurrency slots, quotas and rampup stay
- * per process. A clock may answer at once (a file) or with a promise (a network store): the manager
- * takes its own window synchronously first, so nothing in this process can take it meanwhile.
+ * Three methods are required: the two clocks (when the domain may next be dispatched to, and until
+ * when it is backed off). The others are optional; a clock that has them shares more, and the manager
+ * uses each one it finds: concurrency leases (`acquireSlot`, `renewSlot`, `releaseSlot`), quotas
+ * (`spendQuota`, `adjustQuota`), the backoff's escalation (`recordRefusal`) and a learned rate
+ * (`shareRate`, `readRate`). Without them those stay per process. A clock may answer at once (a
+ * file) or with a promise (a network store): the manager takes its own window synchronously first,
+ * so nothing in this process can take it meanwhile.
+ *
+ * The optional methods take the caller's `now` last (the manager always passes its own) and answer
+ * times in that time base; without it a clock reads its own (the `clock` option of `FileDomainClock`
+ * and `RedisDomainClock`).
  */
 export interface SharedDomainClock {
     /**
@@ -26,6 +34,38 @@ export interface SharedDomainClock {
      * (earlier or later); if something moved it since, it only moves forward.
      */
     settle(key: string, leasedUntil: number, nextAt: number): MaybePromise<void>;
+    /**
+     * Records a refusal of `key` for every host: the backoff escalates once per burst (not while a
+     * shared backoff runs, whichever host started it), and a server wait only lengthens a running one.
+     */
+    recordRefusal?(key: string, policy: RefusalPolicy, now?: number): MaybePromise<SharedRefusal>;
+    /**
+     * Takes one of `limit` concurrency slots of `key` shared by every host, as a lease of `leaseMs`
+     * that runs out unless renewed (a dead host's slot frees itself). Needs {@link releaseSlot}.
+     */
+    acquireSlot?(key: string, limit: number, leaseMs: number, now?: number): MaybePromise<SlotLease>;
+    /** Extends a slot lease to `leaseMs` from now; false when it had run out or was released. */
+    renewSlot?(key: string, token: string, leaseMs: number, now?: number): MaybePromise<boolean>;
+    /** Gives a slot back; false when it was no longer held. */
+    releaseSlot?(key: string, token: string): MaybePromise<boolean>;
+    /**
+     * Spends `cost` of the quota of `key` (`limit` per `windowMs`, fixed windows), all-or-nothing,
+     * shared by every host; an empty window takes any cost.
+     */
+    spendQuota?(key: string, cost: number, limit: number, windowMs: number, now?: number): MaybePromise<QuotaSpend>;
+    /**
+     * Corrects a spend made at `spentAt` by `delta` (the real cost minus the estimate), if its
+     * window is still the one kept; the spend never drops below 0. Answers that window's spend after
+     * it, or 0 when a later window replaced it.
+     */
+    adjustQuota?(key: string, delta: number, windowMs: number, spentAt: number, now?: number): MaybePromise<number>;
+    /**
+     * Offers the rate (requests per second, all hosts together) a host learned for `key` at `at`, and
+     * answers the rate in force: the one learned latest (at a tie, the lower).
+     */
+    shareRate?(key: string, rate: number, at: number, now?: number): MaybePromise<SharedRate>;
+    /** The rate in force for `key`, or undefined when no host shared one (or it expired). */
+    readRate?(key: string, now?: number): MaybePromise<SharedRate | undefined>;
     /** Lets go of connections (a Redis client); the manager never calls it. */
     close?(): Promise<void>;
 }

@@ -1,0 +1,85 @@
+/**
+ * One crawler process of the demo's multi-process mode (`--processes N`), spawned by processes.ts: a
+ * CheerioCrawler with the throttler and its own in-memory storage, reaching the polite web through
+ * its proxy, sending its label as the `x-crawler-process` header (the polite web logs it), and
+ * sharing its clocks, slots and quotas in Redis when given a Redis URL. Its work comes as JSON in
+ * the DEMO_WORKER environment variable; it prints one line `RESULT {...}` when done.
+ */
+import { CheerioCrawler } from '@crawlee/cheerio';
+import { log, LogLevel, ProxyConfiguration } from '@crawlee/core';
+import { RedisDomainClock, ThrottlingRequestManager } from 'crawlee-throttling';
+import type { ThrottlingRequestManagerOptions } from 'crawlee-throttling';
+
+import { memoryConfig } from './storage';
+
+/** What one process crawls and how. */
+export interface WorkerTask {
+    urls: string[];
+    proxyUrl: string;
+    throttlerOptions: ThrottlingRequestManagerOptions;
+    /** Epoch ms at which every process starts crawling (they load at different speeds). */
+    startAt: number;
+    /** Sent as the x-crawler-process header. */
+    label: string;
+    /** Share the clocks in this Redis; without it the process paces alone. */
+    redis?: { url: string; keyPrefix: string };
+    timeoutMs: number;
+}
+
+export interface WorkerResult {
+    finished: number;
+    failed: number;
+    timedOut: boolean;
+}
+
+export const WORKER_ENV = 'DEMO_WORKER';
+export const RESULT_PREFIX = 'RESULT ';
+
+async function main(task: WorkerTask): Promise<WorkerResult> {
+    log.setLevel(LogLevel.OFF);
+    const config = memoryConfig();
+    const clock = task.redis ? new RedisDomainClock(task.redis) : undefined;
+    const throttler = new ThrottlingRequestManager(
+        { ...task.throttlerOptions, ...(clock ? { sharedClock: clock } : {}) },
+        config,
+    );
+    const crawler = new CheerioCrawler(
+        {
+            requestQueue: throttler.asRequestQueue(),
+            proxyConfiguration: new ProxyConfiguration({ proxyUrls: [task.proxyUrl] }),
+            preNavigationHooks: [
+                (_ctx, gotOptions) =>
+                    void (gotOptions.headers = { ...gotOptions.headers, 'x-crawler-process': task.label }),
+            ],
+            // Each process has its share of the pages already: links are not followed.
+            async requestHandler() {},
+            async failedRequestHandler() {},
+        },
+        config,
+    );
+    throttler.attach(crawler);
+    const wait = task.startAt - Date.now();
+    if (wait > 0) await new Promise((resolve) => setTimeout(resolve, wait));
+    let timedOut = false;
+    const cap = setTimeout(() => {
+        timedOut = true;
+        crawler.stop(`Process ${task.label} hit its ${task.timeoutMs / 1000} s cap.`);
+    }, task.timeoutMs);
+    try {
+        const stats = await crawler.run(task.urls);
+        return { finished: stats.requestsFinished, failed: stats.requestsFailed, timedOut };
+    } finally {
+        clearTimeout(cap);
+        await clock?.close();
+    }
+}
+
+if (require.main === module) {
+    main(JSON.parse(process.env[WORKER_ENV] ?? '{}') as WorkerTask).then(
+        (result) => process.stdout.write(`${RESULT_PREFIX}${JSON.stringify(result)}\n`),
+        (error: unknown) => {
+            process.stderr.write(`${error instanceof Error ? (error.stack ?? error.message) : String(error)}\n`);
+            process.exitCode = 1;
+        },
+    );
+}

@@ -1,0 +1,163 @@
+import { startPoliteWeb } from '@crawlee-throttling/polite-web';
+import type { LogEntry, PoliteWeb } from '@crawlee-throttling/polite-web';
+
+import { crawlerProcess } from '../helpers/crawler-process';
+import type { ProcessResult } from '../helpers/crawler-process';
+import { REDIS_URL, deletePrefix, describeRedis, testRedis, uniquePrefix } from '../helpers/redis';
+
+const PROCESSES = 3;
+const PAGES_EACH = 6;
+/** Slow pages, and a server that refuses (503) a third request in flight. */
+const BUSY = 'busy.example';
+const BUSY_CONCURRENCY = 2;
+/** Fast pages, spent from a quota of 3 per second. */
+const METERED = 'metered.example';
+const QUOTA = 3;
+const WINDOW_MS = 1_000;
+/** Processes load at different speeds on a busy machine: they all start crawling this long after spawn. */
+const START_IN_MS = 4_000;
+
+/** Every process runs the same options, as the docs ask: the scopes' limits are meant for the sites. */
+const THROTTLER_OPTIONS = {
+    scopes: {
+        [BUSY]: { concurrency: BUSY_CONCURRENCY },
+        [METERED]: { concurrency: QUOTA, quota: QUOTA, windowSecs: WINDOW_MS / 1000 },
+    },
+};
+
+const pages = (web: PoliteWeb, host: string): LogEntry[] =>
+    web.log.filter((e) => e.site === host && e.path !== '/robots.txt');
+
+/** Most arrivals within any `spanMs` (shorter than a window, so it never spans more than two of them). */
+function mostWithin(entries: readonly LogEntry[], spanMs: number): number {
+    const times = entries.map((e) => e.time).sort((a, b) => a - b);
+    let most = 0;
+    for (let i = 0, j = 0; i < times.length; i++) {
+        while (times[i] - times[j] >= spanMs) j++;
+        most = Math.max(most, i - j + 1);
+    }
+    return most;
+}
+
+/**
+ * The site's log without each process's first request to it: on a loaded machine a process's first
+ * requests reached the site up to 1.4 s after they left (the HTTP client warming up), and would be
+ * counted in a later window than the one they spent.
+ */
+function warm(results: readonly ProcessResult[], entries: readonly LogEntry[]): LogEntry[] {
+    const first = new Set(
+        results.map(
+            (r) => new URL(r.sent.filter((x) => x.url.includes(METERED)).sort((a, b) => a.at - b.at)[0].url).pathname,
+        ),
+    );
+    return entries.filter((e) => !first.has(e.path));
+}
+
+/** Requests that left per quota window (windows aligned to the epoch, as Redis aligns them). */
+function perWindow(sent: readonly { at: number }[]): number[] {
+    const counts = new Map<number, number>();
+    for (const { at } of sent)
+        counts.set(Math.floor(at / WINDOW_MS), (counts.get(Math.floor(at / WINDOW_MS)) ?? 0) + 1);
+    return [...counts.values()];
+}
+
+/**
+ * Three crawler processes crawl two sites, each its own third of the pages, each process set to the
+ * sites' limits: `concurrency: 2` for a site that refuses a third request in flight, a quota of 3 per
+ * second for another. They keep those limits together only if the limits are shared in Redis.
+ */
+describeRedis('concurrency and quotas shared across crawler processes (RedisDomainClock)', () => {
+    let web: PoliteWeb;
+    let prefix: string;
+    beforeEach(async () => {
+        const count = PROCESSES * PAGES_EACH;
+        web = await startPoliteWeb({
+            sites: [
+                { host: BUSY, pages: count, latencyMs: 300, maxConcurrent: BUSY_CONCURRENCY },
+                { host: METERED, pages: count },
+            ],
+        });
+        prefix = uniquePrefix('shared-limits');
+    });
+    afterEach(async () => {
+        await web.close();
+        const admin = testRedis();
+        await deletePrefix(admin, prefix);
+        await admin.quit();
+    });
+
+    const run = (shareLimits: boolean) => {
+        // Just after a quota window opens, so the first requests leave in the window they spend.
+        const startAt = String(Math.ceil((Date.now() + START_IN_MS) / WINDOW_MS) * WINDOW_MS + 100);
+        return Promise.all(
+            Array.from({ length: PROCESSES }, (_, p) => {
+                const mine = (host: string) =>
+                    Array.from({ length: PAGES_EACH }, (_, i) => web.url(host, `/page/${p * PAGES_EACH + i}`));
+                return crawlerProcess({
+                    CRAWL_URLS: JSON.stringify([...mine(BUSY), ...mine(METERED)]),
+                    CRAWL_PROXY_URL: web.proxyUrl,
+                    CRAWL_THROTTLER_OPTIONS: JSON.stringify(THROTTLER_OPTIONS),
+                    CRAWL_MAX_CONCURRENCY: String(BUSY_CONCURRENCY + QUOTA),
+                    CRAWL_START_AT: startAt,
+                    CRAWLER_PROCESS: String(p + 1),
+                    REDIS_URL,
+                    REDIS_KEY_PREFIX: prefix,
+                    ...(shareLimits ? {} : { SHARE_LIMITS: '0' }),
+                });
+            }),
+        );
+    };
+
+    const figures = (label: string, results: ProcessResult[]) => {
+        const score = web.score();
+        const busy = score.sites.find((s) => s.host === BUSY)!;
+        const metered = score.sites.find((s) => s.host === METERED)!;
+        const byProcess = (host: string) => {
+            const counts: Record<string, number> = {};
+            for (const e of pages(web, host)) counts[e.client ?? '?'] = (counts[e.client ?? '?'] ?? 0) + 1;
+            return counts;
+        };
+        const out = {
+            handled: results.map((r) => r.handled),
+            busy: {
+                requests: busy.requests,
+                refusals: busy.refusals,
+                maxInFlight: web.maxInFlight(BUSY),
+                byProcess: byProcess(BUSY),
+            },
+            metered: {
+                requests: metered.requests,
+                sentPerWindow: perWindow(results.flatMap((r) => r.sent).filter((x) => x.url.includes(METERED))),
+                mostIn900ms: mostWithin(warm(results, pages(web, METERED)), 900),
+                byProcess: byProcess(METERED),
+            },
+        };
+        console.log(label, JSON.stringify(out));
+        return out;
+    };
+
+    test('concurrency: 2 holds across processes (server-side in-flight at most 2), and a quota is spent once for all', async () => {
+        const results = await run(true);
+        const f = figures('SHARED LIMITS FIGURES', results);
+
+        expect(results.map((r) => [r.handled, r.failed])).toEqual(Array(PROCESSES).fill([2 * PAGES_EACH, 0]));
+        expect(Object.keys(f.busy.byProcess).sort()).toEqual(['1', '2', '3']);
+        expect(f.busy.maxInFlight).toBeLessThanOrEqual(BUSY_CONCURRENCY);
+        expect(f.busy.refusals).toBe(0);
+        // 3 per fixed window across processes: no window saw more leave, so 18 pages took 6 windows; and the
+        // site never saw more than two windows' worth within 0.9 s (first requests aside, see warm()).
+        expect(Math.max(...f.metered.sentPerWindow)).toBeLessThanOrEqual(QUOTA);
+        expect(f.metered.sentPerWindow.length).toBeGreaterThanOrEqual((PROCESSES * PAGES_EACH) / QUOTA);
+        expect(f.metered.mostIn900ms).toBeLessThanOrEqual(2 * QUOTA);
+    }, 120_000);
+
+    test('the same processes sharing only the clocks each keep their own limits: the sites see them added up', async () => {
+        const results = await run(false);
+        const f = figures('CLOCKS ONLY FIGURES', results);
+
+        expect(results.map((r) => r.handled)).toEqual(Array(PROCESSES).fill(2 * PAGES_EACH));
+        expect(f.busy.maxInFlight).toBeGreaterThan(BUSY_CONCURRENCY);
+        expect(Math.max(...f.metered.sentPerWindow)).toBeGreaterThan(QUOTA);
+        expect(f.metered.mostIn900ms).toBeGreaterThan(2 * QUOTA);
+    }, 120_000);
+});

@@ -1,0 +1,133 @@
+import type { Redis } from 'ioredis';
+import { mkdtempSync, rmSync } from 'node:fs';
+import { tmpdir } from 'node:os';
+import { join } from 'node:path';
+
+import { FileDomainClock, ManualClock, RedisDomainClock } from 'crawlee-throttling';
+import type { Clock, SharedDomainClock, SharedRate } from 'crawlee-throttling';
+import { REDIS_URL, deletePrefix, describeRedis, testRedis, uniquePrefix } from '../helpers/redis';
+
+/** Slack for the time a Redis call takes on a busy machine. */
+const SLACK = 250;
+const skewed = (offsetMs: number): Clock => ({ now: () => Date.now() + offsetMs });
+
+/**
+ * The rules every store keeps for a learned rate: the latest wins; bad input named. Redis carries `at`
+ * through its own time, so it comes back within `atSlack` ms.
+ */
+function rateRules(make: (offsetMs?: number) => SharedDomainClock, now: () => number, atSlack: number) {
+    const near = (answer: SharedRate | undefined, rate: number, at: number) => {
+        expect(answer?.rate).toBe(rate);
+        expect(Math.abs(answer!.at - at)).toBeLessThanOrEqual(atSlack);
+    };
+    it('keeps the rate learned latest and answers the rate in force to an older offer', async () => {
+        const [a, b] = [make(), make()];
+        const t = now();
+        expect(await a.readRate!('shop.example')).toBeUndefined();
+        near(await a.shareRate!('shop.example', 4.5, t), 4.5, t);
+        near(await b.shareRate!('shop.example', 2.25, t + 1_000), 2.25, t + 1_000);
+        // Learned before the stored one: ignored, and told what is in force.
+        near(await a.shareRate!('shop.example', 9, t + 500), 2.25, t + 1_000);
+        near(await a.readRate!('shop.example'), 2.25, t + 1_000);
+        // Another key is its own.
+        expect(await b.readRate!('other.example')).toBeUndefined();
+    });
+
+    it('carries a fractional rate exactly', async () => {
+        const a = make();
+        const t = now();
+        near(await a.shareRate!('shop.example', 3.14159265358979, t), 3.14159265358979, t);
+        near(await a.shareRate!('shop.example', 0.1 + 0.2, t + 1_000), 0.1 + 0.2, t + 1_000);
+        near(await a.readRate!('shop.example'), 0.1 + 0.2, t + 1_000);
+    });
+
+    it('names a rate that is not a number > 0', async () => {
+        const a = make();
+        for (const bad of [0, -1, Number.POSITIVE_INFINITY, Number.NaN]) {
+            await expect(async () => a.shareRate!('shop.example', bad, now())).rejects.toThrow(
+                /shareRate rate must be a number > 0, got/,
+            );
+        }
+    });
+}
+
+describe('FileDomainClock learned rate', () => {
+    let dir: string;
+    const clock = new ManualClock();
+    beforeEach(() => {
+        dir = mkdtempSync(join(tmpdir(), 'shared-rate-'));
+    });
+    afterEach(() => rmSync(dir, { recursive: true, force: true }));
+
+    rateRules(
+        () => new FileDomainClock(dir, { clock }),
+        () => clock.now(),
+        0,
+    );
+
+    it('at a tie keeps the lower rate', () => {
+        const a = new FileDomainClock(dir, { clock });
+        a.shareRate('shop.example', 3, clock.now());
+        expect(a.shareRate('shop.example', 7, clock.now())).toEqual({ rate: 3, at: clock.now() });
+        expect(a.shareRate('shop.example', 2, clock.now())).toEqual({ rate: 2, at: clock.now() });
+    });
+
+    it('keeps the rate beside the clocks, in the same file, without touching them', () => {
+        const a = new FileDomainClock(dir, { clock });
+        expect(a.reserve('shop.example', clock.now(), clock.now() + 200)).toEqual({ granted: true });
+        a.shareRate('shop.example', 5, clock.now());
+        expect(a.read('shop.example')).toEqual({ nextAt: clock.now() + 200, backoffUntil: 0 });
+        expect(a.readRecord('shop.example').rate).toEqual({ rate: 5, at: clock.now() });
+    });
+});
+
+describeRedis('RedisDomainClock learned rate', () => {
+    let redis: Redis;
+    let prefix: string;
+    const clocks: RedisDomainClock[] = [];
+    const host = (offsetMs = 0, idleTtlMs?: number) => {
+        const clock = new RedisDomainClock({ url: REDIS_URL, keyPrefix: prefix, clock: skewed(offsetMs), idleTtlMs });
+        clocks.push(clock);
+        return clock;
+    };
+    beforeAll(() => {
+        redis = testRedis();
+    });
+    beforeEach(() => {
+        prefix = uniquePrefix('rate');
+    });
+    afterEach(async () => {
+        await Promise.all(clocks.splice(0).map((c) => c.close()));
+        await deletePrefix(redis, prefix);
+    });
+    afterAll(async () => {
+        await redis.quit();
+    });
+
+    rateRules(host, () => Date.now(), SLACK);
+
+    it('carries when a rate was learned across hosts whose clocks differ (Redis TIME decides)', async () => {
+        const [a, b] = [host(), host(5_000)];
+        const learnedAt = Date.now();
+        await a.shareRate('shop.example', 3, learnedAt);
+        const seen = await b.readRate('shop.example');
+        // B's clock is 5 s ahead: the same moment reads 5 s later there.
+        expect(seen?.rate).toBe(3);
+        expect(Math.abs(seen!.at - (learnedAt + 5_000))).toBeLessThan(SLACK);
+        // An offer from A made after B's by the real clock wins, though A's clock reads 5 s less.
+        await b.shareRate('shop.example', 2, Date.now() + 5_000);
+        await new Promise((resolve) => setTimeout(resolve, 20));
+        expect((await a.shareRate('shop.example', 6, Date.now())).rate).toBe(6);
+    });
+
+    it('stores it under the key hash tag and lets it expire once idle', async () => {
+        const a = host(0, 60_000);
+        await a.shareRate('shop.example', 3, Date.now());
+        const key = a.keysOf('shop.example').rate;
+        expect(key).toBe(`{${prefix}shop.example}:rate`);
+        expect(await redis.hget(key, 'rate')).toBe('3');
+        const ttl = await redis.pttl(key);
+        expect(ttl).toBeGreaterThan(60_000 - SLACK);
+        expect(ttl).toBeLessThanOrEqual(60_000);
+    });
+});
