@@ -265,6 +265,18 @@ describe('rampup option: algorithm', () => {
         expect(scoped.policyOf('b.example').rampup).toBeUndefined();
     });
 
+    test('beside a shared clock adaptive pacing adds no slots, unless rampup.maxConcurrency says so', () => {
+        const sharedClock = { reserve: () => ({ granted: true as const }), extend: () => {}, settle: () => {} };
+        const make = (options: Partial<ThrottlingRequestManagerOptions>) =>
+            new ThrottlingRequestManager({ domains: 'all', ...options }, memoryConfig());
+        expect(make({}).policyOf('a.example').rampup?.maxConcurrency).toBe(8);
+        expect(make({ sharedClock }).policyOf('a.example').rampup?.maxConcurrency).toBe(1);
+        expect(make({ sharedClock, rampup: { maxConcurrency: 4 } }).policyOf('a.example').rampup?.maxConcurrency).toBe(
+            4,
+        );
+        expect(make({ sharedClock, rampup: false }).policyOf('a.example').rampup).toBeUndefined();
+    });
+
     test('the scope state follows the algorithm', () => {
         const adaptive = new DomainState('a.example');
         adaptive.dispatch(0, 0, { ...UNLIMITED, rampup: resolveRampup(true) });

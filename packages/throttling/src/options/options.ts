@@ -305,6 +305,19 @@ export interface ResolvedThrottlingOptions {
     refusalWhen?: RefusalRule;
 }
 
+/**
+ * Adaptive pacing beside a shared clock adds no slots unless told to (`rampup.maxConcurrency`): a key
+ * held by another process's lease looks slot-bound from here, and a one-at-a-time key keeps its
+ * interval counted from the response across processes only while it stays one at a time.
+ */
+function sharedRampup(setting: ScopeSettings['rampup'], shared: boolean): ScopeSettings['rampup'] {
+    const on = setting ?? POLICY_DEFAULTS.rampup;
+    if (!shared || on === false) return setting;
+    const settings = on === true ? {} : on;
+    if ((settings.algorithm ?? 'adaptive') !== 'adaptive' || settings.maxConcurrency !== undefined) return setting;
+    return { ...settings, maxConcurrency: 1 };
+}
+
 /** Validates user options and applies every default, in this one place. */
 export function resolveThrottlingOptions(options: ThrottlingRequestManagerOptions): ResolvedThrottlingOptions {
     const parsed = throttlingOptionsSchema.safeParse(options);
@@ -314,7 +327,12 @@ export function resolveThrottlingOptions(options: ThrottlingRequestManagerOption
     const paceByIp = o.throttleBy === 'ip';
     checkIpOptions(o, paceByIp);
     const throttleBy = o.throttleBy === 'registrableDomain' ? 'registrableDomain' : 'hostname';
-    const defaults: ScopeSettings = { ...o, backoffMinDelaySecs: baseDelaySecs, backoffMaxDelaySecs: maxDelaySecs };
+    const defaults: ScopeSettings = {
+        ...o,
+        backoffMinDelaySecs: baseDelaySecs,
+        backoffMaxDelaySecs: maxDelaySecs,
+        rampup: sharedRampup(o.rampup, o.sharedClock !== undefined),
+    };
     const defaultPolicy = resolvePolicy(defaults, {});
     const ipSettings: ScopeSettings = { ...defaults, ...(o.ipScope ?? {}) };
     const { scopes, scopeSettings } = resolveScopes(o.scopes ?? {}, { defaults, ipSettings }, throttleBy);
