@@ -75,11 +75,12 @@ describeRedis('RedisDomainClock shared limits', () => {
 
         it('a server wait that lengthens the backoff moves the quiet period that resets the level', async () => {
             const [a, b] = [host(), host()];
-            expect(await a.recordRefusal('a.com', { baseMs: 200, maxMs: 60_000 })).toMatchObject({ level: 1 });
-            await b.recordRefusal('a.com', { baseMs: 200, maxMs: 60_000, waitMs: 600 });
-            // Past the lengthened backoff (600 ms), within its quiet period (200 ms more): the level rises.
-            await sleep(650);
-            expect(await b.recordRefusal('a.com', { baseMs: 200, maxMs: 60_000 })).toMatchObject({
+            expect(await a.recordRefusal('a.com', { baseMs: 1_000, maxMs: 60_000 })).toMatchObject({ level: 1 });
+            await b.recordRefusal('a.com', { baseMs: 1_000, maxMs: 60_000, waitMs: 3_000 });
+            // Past the lengthened backoff (3 s), within its quiet period (1 s more, room for a loaded
+            // machine's late timers): the level rises.
+            await sleep(3_200);
+            expect(await b.recordRefusal('a.com', { baseMs: 1_000, maxMs: 60_000 })).toMatchObject({
                 escalated: true,
                 level: 2,
             });
