@@ -1,4 +1,3 @@
-import { spawn } from 'node:child_process';
 import { mkdtempSync, rmSync } from 'node:fs';
 import { tmpdir } from 'node:os';
 import { join } from 'node:path';
@@ -6,30 +5,13 @@ import { join } from 'node:path';
 import { startPoliteWeb } from '@crawlee-throttling/polite-web';
 import type { PoliteWeb } from '@crawlee-throttling/polite-web';
 
+import { crawlerProcess as runFixture } from '../helpers/crawler-process';
+
 const FIXTURE = join(__dirname, '..', 'fixtures', 'shared-clock-crawler.js');
 const HOST = 'shop.example';
 const DELAY_SECS = 0.3;
 
-/** Runs one crawler process to its end and returns what it printed as its result. */
-function crawlerProcess(env: Record<string, string>): Promise<{ handled: number; failed: number }> {
-    return new Promise((resolve, reject) => {
-        const child = spawn(process.execPath, [FIXTURE], {
-            // Jest's --experimental-vm-modules is not needed (nor wanted) in a plain node child.
-            env: { ...process.env, NODE_OPTIONS: '', ...env },
-            stdio: ['ignore', 'pipe', 'pipe'],
-        });
-        let out = '';
-        let err = '';
-        child.stdout.on('data', (chunk: Buffer) => (out += chunk.toString()));
-        child.stderr.on('data', (chunk: Buffer) => (err += chunk.toString()));
-        child.on('error', reject);
-        child.on('close', (code) => {
-            const line = out.split('\n').find((l) => l.startsWith('RESULT '));
-            if (code !== 0 || !line) reject(new Error(`crawler process exited with ${code}: ${err || out}`));
-            else resolve(JSON.parse(line.slice('RESULT '.length)) as { handled: number; failed: number });
-        });
-    });
-}
+const crawlerProcess = (env: Record<string, string>) => runFixture(env, FIXTURE);
 
 /**
  * Two crawler processes crawl one site, each its own half of the pages, each with delaySecs 0.3.
