@@ -26,11 +26,14 @@ describe('statistics', () => {
         const config = memoryConfig();
         const throttler = new ThrottlingRequestManager({ domains: 'all', concurrency: 4 }, config);
         const infos: string[] = [];
+        let final: Record<string, unknown> = {};
+        let finalLogged: Record<string, unknown> | undefined;
         const spy = jest.spyOn(crawleeLog.constructor.prototype, 'info').mockImplementation(function (
             this: unknown,
             ...args: unknown[]
         ) {
             infos.push(String(args[0]));
+            if (args[0] === 'Final request statistics:') finalLogged = args[1] as Record<string, unknown>;
         });
         try {
             const crawler = new HttpCrawler(
@@ -47,7 +50,7 @@ describe('statistics', () => {
                 ...Array.from({ length: 10 }, (_, i) => web.url('busy.example', `/page/${i}`)),
                 ...Array.from({ length: 4 }, (_, i) => web.url('calm.example', `/page/${i}`)),
             ];
-            await crawler.run(urls);
+            final = (await crawler.run(urls)) as unknown as Record<string, unknown>;
         } finally {
             spy.mockRestore();
         }
@@ -61,6 +64,10 @@ describe('statistics', () => {
         expect(busy.requests).toBe(10 + busy.freeRetries);
         expect(busy.backedOffMs).toBeGreaterThanOrEqual(1_000);
         expect(calm).toMatchObject({ requests: 4, handled: 4, refused: 0, freeRetries: 0, backedOffMs: 0 });
+        // Crawlee's own statistics show the free retries its retry histogram leaves out.
+        expect(final.throttledRetries).toBe(busy.freeRetries);
+        expect(finalLogged?.throttledRetries).toBe(busy.freeRetries);
+        expect(final.retryHistogram).toEqual([10 + 4]);
         const summary = infos.filter((line) => line.startsWith('Final throttling statistics per domain'));
         expect(summary).toHaveLength(1);
         expect(summary[0]).toContain(`busy.example: ${busy.requests} requests, 10 handled, ${busy.refused} refused`);

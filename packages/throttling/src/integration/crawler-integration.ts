@@ -37,6 +37,8 @@ export interface AttachableCrawler {
      */
     httpClient?: Partial<StreamingHttpClient> | object;
     log?: { info(message: string): void };
+    /** Crawlee's `Statistics`: `calculate()` feeds its periodic and final logs and `crawler.run()`'s result. */
+    stats?: { calculate?(): object };
 }
 
 // Made on use, so a log level set after this module loaded still applies.
@@ -63,6 +65,7 @@ export function attachCrawler(manager: ThrottlerPort, crawler: AttachableCrawler
     manager.markIntegrated();
     hookResponses(manager, crawler);
     manager.onWake(() => crawler.autoscaledPool?.notify());
+    reportFreeRetries(manager, crawler);
     if (manager.options.respectCrawlDelay) gateOnRobotsTxt(manager, crawler);
     if (sameDomainDelayMs > 0) {
         manager.recordPacingSignal({ reason: 'minIntervalEverywhere', intervalMs: sameDomainDelayMs });
@@ -72,6 +75,19 @@ export function attachCrawler(manager: ThrottlerPort, crawler: AttachableCrawler
         );
     }
     warnAboutSessionRetirement(manager, crawler);
+}
+
+/**
+ * Crawlee's statistics show the free retries: a refused request's retry is given back, so Crawlee's
+ * retry histogram never counts it. `calculate()` (the "Statistics" and "Final request statistics"
+ * logs, `stats.toJSON()` and what `crawler.run()` resolves to) gains `throttledRetries`.
+ */
+function reportFreeRetries(manager: ThrottlerPort, crawler: AttachableCrawler): void {
+    const stats = crawler.stats;
+    if (!stats || typeof stats.calculate !== 'function') return;
+    const calculate = stats.calculate.bind(stats);
+    const throttledRetries = () => manager.stats().reduce((sum, row) => sum + row.freeRetries, 0);
+    stats.calculate = () => ({ ...calculate(), throttledRetries: throttledRetries() });
 }
 
 /** Throws when the crawler does not use this manager, or sets a delay it must not fold; returns that delay. */

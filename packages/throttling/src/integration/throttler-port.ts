@@ -3,6 +3,7 @@ import type { IRequestManager } from '@crawlee/core';
 import type { ResolvedThrottlingOptions } from '../options/options';
 import type { PacingSignal } from '../pacing/pacing-signal';
 import type { NavigationContext } from '../response/response-interpreter';
+import type { DomainStatistics } from '../readiness/statistics';
 import type { DomainGate, DomainGateOptions } from '../robots/origin-gate';
 
 /**
@@ -11,6 +12,8 @@ import type { DomainGate, DomainGateOptions } from '../robots/origin-gate';
  */
 export interface ThrottlerPort extends IRequestManager {
     readonly options: ResolvedThrottlingOptions;
+    /** Per-domain statistics (the free retries are summed into Crawlee's statistics). */
+    stats(): readonly DomainStatistics[];
     /** Records that responses reach the throttler. */
     markIntegrated(): void;
     handleResponse(context: NavigationContext, response: unknown): Promise<void>;
