@@ -49,6 +49,11 @@ export async function simulateCrawl(
     crawlerConcurrency = 40,
     /** Stop after this much simulated time, done or not. */
     maxSimMs = Number.POSITIVE_INFINITY,
+    /**
+     * Called once a step, after the dispatches at `now` and before the clock moves on: every change
+     * the answers and dispatches at `now` made to the pacing is visible (the pace plots read it here).
+     */
+    onStep?: (manager: ThrottlingRequestManager, now: number) => void,
 ): Promise<SimResult> {
     const clock = new ManualClock(START);
     const manager = new ThrottlingRequestManager(
@@ -73,6 +78,7 @@ export async function simulateCrawl(
             if (!request) break;
             inFlight.push(arrive(request, clock.now(), byHost, buckets, arrivals));
         }
+        onStep?.(manager, clock.now());
         for (const host of byHost.keys())
             maxInFlight = Math.max(maxInFlight, inFlight.filter((f) => f.host === host).length);
         const next = Math.min(...inFlight.map((f) => f.doneAt), manager.nextReadyAt() ?? Infinity);
