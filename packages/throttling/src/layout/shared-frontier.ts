@@ -1,0 +1,95 @@
+import type { IRequestManager } from '@crawlee/core';
+
+import type { ResolvedThrottlingOptions } from '../options/options';
+import type { DomainStateStore } from '../pacing/domain-state-store';
+import type { DomainRegistry } from '../queues/domain-registry';
+import type { ScopeRouter } from '../routing/scope-router';
+import type { Clock } from '../time/clock';
+import { FrontierWindow } from './frontier-window';
+import { IdleEviction } from './idle-eviction';
+import type { LockProlonger } from './lock-keeper';
+import { LockKeeper } from './lock-keeper';
+
+/** Crawlee's lock time when no crawler set one (RequestProvider's default). */
+const DEFAULT_LOCK_SECS = 180;
+
+/** What the shared layout is built from. */
+export interface SharedFrontierDeps {
+    options: ResolvedThrottlingOptions;
+    clock: Clock;
+    registry: DomainRegistry;
+    states: DomainStateStore;
+    router: ScopeRouter;
+    warn(message: string): void;
+}
+
+/**
+ * The parts of `queueLayout: 'shared'`: the frontier window and the keeper of its locks in `inner`,
+ * and the eviction of idle domains past `maxThrottledDomains`.
+ */
+export class SharedFrontier {
+    readonly window: FrontierWindow;
+    readonly locks: LockKeeper;
+    readonly eviction: IdleEviction;
+
+    constructor(deps: SharedFrontierDeps) {
+        const { options, clock, registry, states, router, warn } = deps;
+        this.locks = new LockKeeper({
+            clock,
+            lockSecs: () => lockSecsOf(registry),
+            prolonger: () => (registry.openedInner ? lockProlongerOf(registry.openedInner) : undefined),
+            lost: (request, entry) => this.window.drop(entry, request),
+            warn,
+        });
+        this.window = new FrontierWindow(options.frontierWindow, options.frontierWindowPerDomain, this.locks);
+        this.eviction = new IdleEviction({
+            registry,
+            states,
+            policyOf: (key) => router.policyOf(key),
+            pinned: (key) => router.listedDomains.has(key) || options.scopes.has(key),
+            bound: options.maxThrottledDomains,
+        });
+    }
+
+    /** Whether `inner` has work a fetch could take now: never while the window is full. */
+    async innerServable(inner: IRequestManager): Promise<boolean> {
+        return !this.window.full && !(await inner.isEmpty());
+    }
+
+    /** Gives every windowed request back to `inner` unlocked, at the front (the domain queues are purged). */
+    async release(registry: DomainRegistry): Promise<void> {
+        const inner = registry.openedInner;
+        const held = [...registry.all()].flatMap((entry) => entry.windowed ?? []);
+        this.window.clear(registry.all());
+        if (!inner) return;
+        for (const request of held) await inner.reclaimRequest(request, { forefront: true });
+    }
+}
+
+/** The lock time of `inner`: what the crawler wrote onto the manager, else the queue's own. */
+function lockSecsOf(registry: DomainRegistry): number {
+    const forwarded = registry.getForwarded('requestLockSecs');
+    if (forwarded !== undefined) return forwarded;
+    const own = (registry.openedInner as { requestLockSecs?: unknown } | undefined)?.requestLockSecs;
+    return typeof own === 'number' && own > 0 ? own : DEFAULT_LOCK_SECS;
+}
+
+/** The storage client behind a Crawlee RequestQueue, as far as locks go. */
+interface LockingClient {
+    prolongRequestLock(id: string, options: { lockSecs: number }): Promise<{ lockExpiresAt: Date }>;
+}
+
+/**
+ * How to extend a lock in `inner`: through its storage client when it is a Crawlee RequestQueue.
+ * Undefined for a manager without locks (a RequestList, a custom manager): nothing of it expires.
+ */
+export function lockProlongerOf(inner: IRequestManager): LockProlonger | undefined {
+    const client = (inner as { client?: Partial<LockingClient> }).client;
+    if (typeof client?.prolongRequestLock !== 'function') return undefined;
+    const locking = client as LockingClient;
+    return async (request, lockSecs) => {
+        if (!request.id) throw new Error(`${request.url} has no id to prolong its lock by`);
+        const { lockExpiresAt } = await locking.prolongRequestLock(request.id, { lockSecs });
+        return new Date(lockExpiresAt).getTime();
+    };
+}
