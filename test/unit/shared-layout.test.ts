@@ -139,7 +139,7 @@ describe("queueLayout 'shared': the frontier window", () => {
     });
 
     test('a full window takes nothing more from inner: isEmpty is true while no domain in it is ready', async () => {
-        const { manager, clock } = setup({ delaySecs: 10, frontierWindow: 3, frontierWindowPerDomain: 3 });
+        const { manager, clock } = setup({ delaySecs: 2, frontierWindow: 3, frontierWindowPerDomain: 3 });
         await add(manager, [...urls('a.com', 6), 'https://b.com/1']);
         const first = (await manager.fetchNextRequest())!;
         expect(first.url).toBe('https://a.com/1');
@@ -150,12 +150,12 @@ describe("queueLayout 'shared': the frontier window", () => {
         expect(domainsOf(manager)).toEqual(['a.com']);
         expect(await manager.isEmpty()).toBe(true);
         expect(await manager.checkReadiness()).toMatchObject({ kind: 'waiting' });
-        clock.advance(10_000);
+        clock.advance(2_000);
         expect((await manager.fetchNextRequest())?.url).toBe('https://a.com/2');
     });
 
     test("past its share of the window a domain's requests move to a queue of its own, so others are not held up", async () => {
-        const { manager, clock, opened } = setup({ delaySecs: 10, frontierWindow: 3, frontierWindowPerDomain: 2 });
+        const { manager, clock, opened } = setup({ delaySecs: 2, frontierWindow: 3, frontierWindowPerDomain: 2 });
         await add(manager, [...urls('a.com', 6), 'https://b.com/1']);
         const first = (await manager.fetchNextRequest())!;
         expect(first.url).toBe('https://a.com/1');
@@ -166,11 +166,52 @@ describe("queueLayout 'shared': the frontier window", () => {
         await manager.markRequestHandled(other);
         expect(opened).toEqual(['throttled-a.com']);
         expect(queuedOf(manager, 'a.com')).toBe(5);
-        const rest = await drain(manager, clock, 5, 10_000);
+        const rest = await drain(manager, clock, 5, 2_000);
         expect(rest).toEqual(urls('a.com', 6).slice(1));
         // Moved requests are handled in their queue; the originals count once.
         expect(await manager.handledCount()).toBe(7);
         expect(manager.getTotalCount()).toBe(7);
+        expect(await manager.isFinished()).toBe(true);
+    });
+
+    test('a domain that will not be ready soon (a long crawl delay) waits in a queue of its own, not in the window', async () => {
+        const { manager, clock, opened } = setup({ delaySecs: 10 });
+        await add(manager, [...urls('a.com', 3), 'https://b.com/1']);
+        await manager.markRequestHandled((await manager.fetchNextRequest())!);
+        expect((await manager.fetchNextRequest())?.url).toBe('https://b.com/1');
+        expect(opened).toEqual(['throttled-a.com']);
+        expect(queuedOf(manager, 'a.com')).toBe(2);
+        clock.advance(10_000);
+        expect(await drain(manager, clock, 2, 10_000)).toEqual(urls('a.com', 3).slice(1));
+    });
+
+    test('a full window whose domains came to wait long (a backoff) moves their lines to their own queues', async () => {
+        const { manager, clock, opened } = setup({ delaySecs: 1, frontierWindow: 4, frontierWindowPerDomain: 2 });
+        await add(manager, [...urls('a.com', 3), ...urls('b.com', 3), 'https://c.com/1']);
+        const inFlight: Request[] = [];
+        for (let i = 0; i < 2; i++) inFlight.push((await manager.fetchNextRequest())!);
+        expect(inFlight.map((r) => r.url)).toEqual(['https://a.com/1', 'https://b.com/1']);
+        // a.com/2-3 and b.com/2-3 wait in the window (their domains' slots are busy): it is full.
+        expect(await manager.fetchNextRequest()).toBeNull();
+        expect(domainsOf(manager)).not.toContain('c.com');
+        expect(opened).toEqual([]);
+        // Both domains refuse: 30 s backoffs. Their lines wait long now and leave the window.
+        for (const request of inFlight) {
+            manager.recordPacingSignal({ reason: 'rateLimited', url: request.url, waitMs: 30_000 });
+            await manager.markRequestHandled(request);
+        }
+        clock.advance(1_000);
+        expect(await manager.isEmpty()).toBe(false);
+        const other = (await manager.fetchNextRequest())!;
+        expect(other.url).toBe('https://c.com/1');
+        await manager.markRequestHandled(other);
+        expect(opened.sort()).toEqual(['throttled-a.com', 'throttled-b.com']);
+        expect([queuedOf(manager, 'a.com'), queuedOf(manager, 'b.com')]).toEqual([2, 2]);
+        clock.advance(30_000);
+        expect((await drain(manager, clock, 4, 1_000)).sort()).toEqual(
+            [...urls('a.com', 3).slice(1), ...urls('b.com', 3).slice(1)].sort(),
+        );
+        expect(await manager.handledCount()).toBe(7);
         expect(await manager.isFinished()).toBe(true);
     });
 
@@ -227,7 +268,7 @@ describe("queueLayout 'shared': the frontier window", () => {
     });
 
     test('purge gives the windowed requests back to inner, unlocked', async () => {
-        const { manager } = setup({ delaySecs: 10 });
+        const { manager } = setup({ delaySecs: 2 });
         await add(manager, urls('a.com', 3));
         await manager.markRequestHandled((await manager.fetchNextRequest())!);
         expect(await manager.fetchNextRequest()).toBeNull();
@@ -238,7 +279,7 @@ describe("queueLayout 'shared': the frontier window", () => {
     });
 
     test('the saved record lists only the domains that have a queue of their own', async () => {
-        const { manager, clock, config } = setup({ delaySecs: 10, frontierWindow: 2, frontierWindowPerDomain: 1 });
+        const { manager, clock, config } = setup({ delaySecs: 2, frontierWindow: 2, frontierWindowPerDomain: 1 });
         await add(manager, [...urls('a.com', 3), 'https://b.com/1', 'https://c.com/1']);
         // a.com/1, b.com and c.com go out; a.com/2 waits in the window, a.com/3 in throttled-a.com.
         expect(await drain(manager, clock, 3, 0)).toEqual(['https://a.com/1', 'https://b.com/1', 'https://c.com/1']);

@@ -112,9 +112,10 @@ function buildCore(options: ResolvedThrottlingOptions, config: Configuration | u
     const touch = (entry: DomainQueue) => scheduler.touch(entry, now());
     const wake = new WakeSignal(clock, () => scheduler.nextReadyAt(now()));
     const events = new ThrottlingEventEmitter(warn);
+    const readyAt = (entry: DomainQueue, at: number) => dispatcher.readyAt(entry, at);
     const frontier =
         options.queueLayout === 'shared'
-            ? new SharedFrontier({ options, clock, registry, states, router, warn })
+            ? new SharedFrontier({ options, clock, registry, states, router, readyAt, warn })
             : undefined;
     const innerServable = async () => {
         const inner = await registry.getInner();
@@ -168,7 +169,7 @@ function buildFlow(core: Core) {
     const domainFetcher = new DomainFetcher({ clock, registry, scheduler, dispatcher, gate, window });
     const error = (m: string, data: Record<string, unknown>) => core.log.error(m, data);
     const innerDrain = new InnerDrain({
-        ...{ clock, router, registry, intake, dispatcher, handouts, window, warnOnce, error },
+        ...{ clock, router, registry, intake, dispatcher, handouts, frontier, warnOnce, error },
     });
     return { gate, persister, intake, domainFetcher, innerDrain, editor };
 }

@@ -13,6 +13,8 @@ import type { LockKeeper } from './lock-keeper';
 export class FrontierWindow {
     // Requests held across all lines.
     private held = 0;
+    // Domains with a line (at least one request waiting here).
+    private readonly withLines = new Set<DomainQueue>();
 
     constructor(
         readonly size: number,
@@ -23,6 +25,11 @@ export class FrontierWindow {
     /** Requests waiting in the window. */
     get count(): number {
         return this.held;
+    }
+
+    /** The domains with requests waiting here. */
+    lines(): IterableIterator<DomainQueue> {
+        return this.withLines.values();
     }
 
     /** No request may be taken from `inner` until one leaves. */
@@ -42,6 +49,7 @@ export class FrontierWindow {
     file(entry: DomainQueue, request: Request): void {
         (entry.windowed ??= []).push(request);
         this.held += 1;
+        this.withLines.add(entry);
         this.locks.track(request, entry);
     }
 
@@ -53,6 +61,7 @@ export class FrontierWindow {
         const request = entry.windowed?.shift();
         if (!request) return undefined;
         this.held -= 1;
+        if (entry.windowed!.length === 0) this.withLines.delete(entry);
         const lockedUntil = this.locks.untrack(request) ?? 0;
         return { request, lockedUntil };
     }
@@ -66,6 +75,7 @@ export class FrontierWindow {
     putBack(entry: DomainQueue, request: Request, lockedUntil: number): void {
         (entry.windowed ??= []).unshift(request);
         this.held += 1;
+        this.withLines.add(entry);
         this.locks.track(request, entry, lockedUntil);
     }
 
@@ -77,15 +87,16 @@ export class FrontierWindow {
         line.splice(at, 1);
         this.held -= 1;
         entry.queued -= 1;
+        if (line.length === 0) this.withLines.delete(entry);
     }
 
     /** Forgets every line (the queues were dropped). */
-    clear(entries: Iterable<DomainQueue>): void {
-        for (const entry of entries) {
-            if (!entry.windowed?.length) continue;
-            entry.queued -= entry.windowed.length;
+    clear(): void {
+        for (const entry of this.withLines) {
+            entry.queued -= entry.windowed?.length ?? 0;
             entry.windowed = undefined;
         }
+        this.withLines.clear();
         this.held = 0;
         this.locks.clear();
     }

@@ -2,9 +2,11 @@ import type { IRequestManager } from '@crawlee/core';
 
 import type { ResolvedThrottlingOptions } from '../options/options';
 import type { DomainStateStore } from '../pacing/domain-state-store';
+import type { DomainQueue } from '../queues/domain-queue';
 import type { DomainRegistry } from '../queues/domain-registry';
 import type { ScopeRouter } from '../routing/scope-router';
 import type { Clock } from '../time/clock';
+import { waitsBriefly } from './brief-wait';
 import { FrontierWindow } from './frontier-window';
 import { IdleEviction } from './idle-eviction';
 import type { LockProlonger } from './lock-keeper';
@@ -12,6 +14,8 @@ import { LockKeeper } from './lock-keeper';
 
 /** Crawlee's lock time when no crawler set one (RequestProvider's default). */
 const DEFAULT_LOCK_SECS = 180;
+/** How long one look for window lines that no longer wait briefly is reused. */
+const LONG_WAIT_LOOK_EVERY_MS = 1_000;
 
 /** What the shared layout is built from. */
 export interface SharedFrontierDeps {
@@ -20,6 +24,8 @@ export interface SharedFrontierDeps {
     registry: DomainRegistry;
     states: DomainStateStore;
     router: ScopeRouter;
+    /** When a domain may hand out next (its clocks, slots and holds; Infinity while its slots are busy). */
+    readyAt(entry: DomainQueue, now: number): number;
     warn(message: string): void;
 }
 
@@ -31,8 +37,10 @@ export class SharedFrontier {
     readonly window: FrontierWindow;
     readonly locks: LockKeeper;
     readonly eviction: IdleEviction;
+    // The last look for lines waiting long, reused for a moment (a full window is asked on every poll).
+    private lastLook?: { at: number; lines: DomainQueue[] };
 
-    constructor(deps: SharedFrontierDeps) {
+    constructor(private readonly deps: SharedFrontierDeps) {
         const { options, clock, registry, states, router, warn } = deps;
         this.locks = new LockKeeper({
             clock,
@@ -51,16 +59,38 @@ export class SharedFrontier {
         });
     }
 
-    /** Whether `inner` has work a fetch could take now: never while the window is full. */
+    /** Whether a request of `entry` may wait in the window: its domain will be ready soon. */
+    waitsBriefly(entry: DomainQueue, now: number): boolean {
+        return waitsBriefly(entry, this.deps.readyAt(entry, now), now);
+    }
+
+    /**
+     * The domains whose window lines no longer wait briefly (a backoff or a longer crawl delay came
+     * after they were filed): their requests belong in their own queues. Looked for at most once a second.
+     */
+    longWaits(now: number): DomainQueue[] {
+        if (this.lastLook && now - this.lastLook.at < LONG_WAIT_LOOK_EVERY_MS) {
+            return this.lastLook.lines.filter((e) => (e.windowed?.length ?? 0) > 0);
+        }
+        const lines = [...this.window.lines()].filter((entry) => !this.waitsBriefly(entry, now));
+        this.lastLook = { at: now, lines };
+        return lines;
+    }
+
+    /**
+     * Whether `inner` has work a fetch could take now: not while the window is full, unless lines in
+     * it wait long (a fetch moves them to their own queues first).
+     */
     async innerServable(inner: IRequestManager): Promise<boolean> {
-        return !this.window.full && !(await inner.isEmpty());
+        if (this.window.full && this.longWaits(this.deps.clock.now()).length === 0) return false;
+        return !(await inner.isEmpty());
     }
 
     /** Gives every windowed request back to `inner` unlocked, at the front (the domain queues are purged). */
     async release(registry: DomainRegistry): Promise<void> {
         const inner = registry.openedInner;
-        const held = [...registry.all()].flatMap((entry) => entry.windowed ?? []);
-        this.window.clear(registry.all());
+        const held = [...this.window.lines()].flatMap((entry) => entry.windowed ?? []);
+        this.window.clear();
         if (!inner) return;
         for (const request of held) await inner.reclaimRequest(request, { forefront: true });
     }
