@@ -135,7 +135,7 @@ function b3Rows(rows: OverheadRow[]): string[][] {
             of ? `**${of.ratio.toFixed(2)}×**` : '1.00×',
             `${m.peakHeapDeltaMb.toFixed(0)} MB`,
             of ? bytes(of.peakHeapPerDomainB) : '—',
-            `${m.retainedHeapMb.toFixed(0)} MB`,
+            `${m.retainedHeapMb.toFixed(1)} MB`,
             of ? bytes(of.retainedPerDomainB) : '—',
         ]),
     );
@@ -173,7 +173,10 @@ export function b3Section(rows: OverheadRow[], requests: number): string {
         `add + fetch + mark handled of ${requests.toLocaleString('en-US')} requests (one per domain, round-robin), one call at a time, no crawler, ` +
             "memory storage without persistence, through the manager in each queue layout and through a bare RequestQueue. The manager runs with `domains: 'all'`; " +
             "`'perDomain'` with `maxThrottledDomains` ≥ the domain count (its default of 100 would throw), `'shared'` with its defaults " +
-            '(10,000 domains kept, idle ones evicted past that). A row of 100,000 domains × 3 requests runs with `--broad`. ' +
+            '(10,000 domains kept, idle ones evicted past that). A row of 100,000 domains × 3 requests runs with `--broad`; it adds ' +
+            "with `forefront: true` in every store, since memory-storage walks a queue's head from the front, handled requests " +
+            'included, which makes 300,000 requests take the bare queue itself over an hour otherwise (forefront requests are ' +
+            "walked from their own index), and it caps `'perDomain'` at 2 minutes. " +
             "Each measurement has its own storage; a full GC runs before each. The ratio is the cost per request over the bare queue's " +
             'in the same row, measured in the same run. Peak heap is heapUsed above the start of the measurement; "kept once idle" is heapUsed ' +
             "after a full GC once every request is handled, with the store still alive. The per-domain columns are the manager's heap above " +
@@ -205,7 +208,7 @@ export function b3Section(rows: OverheadRow[], requests: number): string {
             "of KB. `'shared'` stores every request in the one default queue, as the bare queue does; a domain costs its pacing " +
             'state (evicted once idle past 10,000 domains), and only a domain with more waiting requests than its share of the ' +
             'frontier window (10) gets a queue of its own. Both stores are slowed alike by memory-storage scanning handled requests ' +
-            'at the head of a queue on every fetch, which is why the 100,000-domain row takes long.',
+            'at the head of a queue on every fetch.',
         '',
         'Targets:',
         ...b3Targets(rows),
