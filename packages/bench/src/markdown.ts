@@ -1,6 +1,6 @@
 import type { ContenderResult, ScenarioResult } from './crawl-scenarios';
 import type { Environment } from './env';
-import { costPerRequestMs, type OverheadMeasurement, type OverheadRow } from './overhead';
+import { costPerRequestMs, type LayoutMeasurement, type OverheadMeasurement, type OverheadRow } from './overhead';
 import type { PromptnessRow } from './promptness';
 
 export function mdTable(header: string[], rows: string[][], align?: ('l' | 'r')[]): string {
@@ -119,6 +119,14 @@ const STORE_NAMES: Record<OverheadMeasurement['store'], string> = {
     shared: "manager, `queueLayout: 'shared'`",
 };
 
+/** The median ratio, with the range over the rounds when there were several. */
+function ratioCell(l: LayoutMeasurement): string {
+    if (l.ratios.length < 2) return `**${l.ratio.toFixed(2)}×**`;
+    const low = Math.min(...l.ratios).toFixed(2);
+    const high = Math.max(...l.ratios).toFixed(2);
+    return `**${l.ratio.toFixed(2)}×** (${low}–${high})`;
+}
+
 const bytes = (b: number) => (Math.abs(b) >= 1024 * 1024 ? `${(b / 2 ** 20).toFixed(1)} MB` : `${Math.round(b)} B`);
 
 function b3Rows(rows: OverheadRow[]): string[][] {
@@ -132,7 +140,7 @@ function b3Rows(rows: OverheadRow[]): string[][] {
             `${Math.round(m.added / (m.addMs / 1000))}`,
             `${Math.round(m.completed / (m.drainMs / 1000))}`,
             `${(costPerRequestMs(m) * 1000).toFixed(1)} µs`,
-            of ? `**${of.ratio.toFixed(2)}×**` : '1.00×',
+            of ? ratioCell(of) : '1.00×',
             `${m.peakHeapDeltaMb.toFixed(0)} MB`,
             of ? bytes(of.peakHeapPerDomainB) : '—',
             `${m.retainedHeapMb.toFixed(1)} MB`,
@@ -177,8 +185,10 @@ export function b3Section(rows: OverheadRow[], requests: number): string {
             "with `forefront: true` in every store, since memory-storage walks a queue's head from the front, handled requests " +
             'included, which makes 300,000 requests take the bare queue itself over an hour otherwise (forefront requests are ' +
             "walked from their own index), and it caps `'perDomain'` at 2 minutes. " +
-            "Each measurement has its own storage; a full GC runs before each. The ratio is the cost per request over the bare queue's " +
-            'in the same row, measured in the same run. Peak heap is heapUsed above the start of the measurement; "kept once idle" is heapUsed ' +
+            'Each measurement has its own storage; a full GC runs before each. A row runs in rounds (three, one for `--quick` and ' +
+            "`--broad`), each measuring the bare queue and then both layouts; the ratio is the cost per request over the bare queue's " +
+            'of the same round, the median of the rounds with their range in brackets, and the other columns are from the ' +
+            'measurement of median cost. Peak heap is heapUsed above the start of the measurement; "kept once idle" is heapUsed ' +
             "after a full GC once every request is handled, with the store still alive. The per-domain columns are the manager's heap above " +
             "the bare queue's, divided by the domains met. A measurement that passes half of V8's heap limit or its time cap stops there and " +
             'is costed by the part it did.',

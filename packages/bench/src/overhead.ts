@@ -20,6 +20,11 @@ export interface OverheadSize {
     /** A shorter cap for a layout known to be slow at this size (it is costed by the part it did). */
     layoutCapMs?: Partial<Record<ManagerLayout, number>>;
     /**
+     * Measurements of the row, each of the bare queue then every layout, taken one after the other so
+     * that a change in the machine's load hits a round's baseline too. @default 1
+     */
+    rounds?: number;
+    /**
      * Add every request with `forefront: true`. memory-storage lists a queue's head by walking it from
      * the front, handled requests included, so a drain of N requests costs O(N²) in every store; forefront
      * requests are walked from their own index, newest first, which keeps 300,000 requests to minutes.
@@ -31,6 +36,8 @@ export interface OverheadOptions {
     /** Rows of `requests` requests each (one per domain round-robin). */
     domainCounts: number[];
     requests: number;
+    /** Rounds of each of those rows (see {@link OverheadSize.rounds}). @default 1 */
+    rounds?: number;
     /** Further rows with their own sizes, e.g. 100,000 domains × 3 requests (`--broad`). */
     extraRows?: OverheadSize[];
     /** Stop a measurement after this long and report the part done. */
@@ -72,8 +79,10 @@ export interface OverheadMeasurement {
 export interface LayoutMeasurement {
     layout: ManagerLayout;
     m: OverheadMeasurement;
-    /** Its cost per request over the bare queue's, same run. */
+    /** Its cost per request over the bare queue's of the same round, the median over the rounds. */
     ratio: number;
+    /** That ratio in each round. */
+    ratios: number[];
     /** Peak heap above the bare queue's, per domain, in bytes. */
     peakHeapPerDomainB: number;
     /** Heap kept once idle (after GC) above the bare queue's, per domain, in bytes. */
@@ -83,6 +92,8 @@ export interface LayoutMeasurement {
 export interface OverheadRow {
     domains: number;
     requests: number;
+    rounds: number;
+    /** The bare queue's measurement with the median cost; each layout's likewise. */
     bare: OverheadMeasurement;
     layouts: LayoutMeasurement[];
 }
@@ -101,6 +112,9 @@ async function measure(
     heapCapShare: number,
     forefront = false,
 ): Promise<OverheadMeasurement> {
+    // Collected from a fresh task: an error created late in the previous measurement can keep that
+    // measurement's store alive from the stack it was created on (its call sites hold their receivers).
+    await sleep(20);
     collectGarbage();
     await sleep(20);
     const config = memoryConfig();
@@ -158,6 +172,7 @@ async function measure(
     const ended = performance.now();
     memory.sample();
     if (queue instanceof ThrottlingRequestManager) queue.clearWake();
+    await sleep(20);
     collectGarbage();
     const retainedHeapMb = (process.memoryUsage().heapUsed - memory.startHeap) / MB;
     // Alive up to here, so the figure above counts what it keeps.
@@ -202,7 +217,12 @@ export async function runOverhead(options: OverheadOptions, progress: (line: str
     log.setLevel(LogLevel.ERROR);
     const heapCapShare = options.heapCapShare ?? 0.5;
     const sizes: OverheadSize[] = [
-        ...options.domainCounts.map((domains) => ({ domains, requests: options.requests, capMs: options.capMs })),
+        ...options.domainCounts.map((domains) => ({
+            domains,
+            requests: options.requests,
+            capMs: options.capMs,
+            rounds: options.rounds,
+        })),
         ...(options.extraRows ?? []),
     ];
     try {
@@ -219,29 +239,60 @@ export async function runOverhead(options: OverheadOptions, progress: (line: str
 }
 
 async function measureRow(
-    { domains, requests, capMs, layoutCapMs, forefront }: OverheadSize,
+    size: OverheadSize,
     heapCapShare: number,
     progress: (line: string) => void,
 ): Promise<OverheadRow> {
+    const { domains, requests, capMs, layoutCapMs, forefront } = size;
+    const rounds = size.rounds ?? 1;
     const label = `B3 ${domains} domains × ${requests} requests`;
-    progress(`${label}: bare RequestQueue …`);
-    const bare = await measure('RequestQueue', domains, requests, capMs, heapCapShare, forefront);
-    const layouts: LayoutMeasurement[] = [];
-    for (const layout of MANAGER_LAYOUTS) {
-        progress(`${label}: manager, ${layout} …`);
-        const m = await measure(layout, domains, requests, layoutCapMs?.[layout] ?? capMs, heapCapShare, forefront);
-        const ratio = costPerRequestMs(m) / costPerRequestMs(bare);
+    const bares: OverheadMeasurement[] = [];
+    const runs = new Map<ManagerLayout, { m: OverheadMeasurement; ratio: number }[]>(
+        MANAGER_LAYOUTS.map((l) => [l, []]),
+    );
+    for (let round = 1; round <= rounds; round++) {
+        const of = rounds > 1 ? ` (round ${round}/${rounds})` : '';
+        progress(`${label}: bare RequestQueue${of} …`);
+        const bare = await measure('RequestQueue', domains, requests, capMs, heapCapShare, forefront);
+        bares.push(bare);
+        for (const layout of MANAGER_LAYOUTS) {
+            progress(`${label}: manager, ${layout}${of} …`);
+            const cap = layoutCapMs?.[layout] ?? capMs;
+            const m = await measure(layout, domains, requests, cap, heapCapShare, forefront);
+            const ratio = costPerRequestMs(m) / costPerRequestMs(bare);
+            runs.get(layout)!.push({ m, ratio });
+            progress(
+                `${label}${of}: bare ${bare.totalMs.toFixed(0)} ms, ${layout} ${m.totalMs.toFixed(0)} ms${m.capped ? ` (${m.capped} cap after ${m.added} adds, ${m.completed} handled)` : ''}, ratio ${ratio.toFixed(2)}`,
+            );
+        }
+    }
+    const bare = medianBy(bares, costPerRequestMs);
+    const layouts = MANAGER_LAYOUTS.map((layout): LayoutMeasurement => {
+        const done = runs.get(layout)!;
+        const m = medianBy(
+            done.map((d) => d.m),
+            costPerRequestMs,
+        );
         const perDomain = (mb: number) => (mb * MB) / Math.max(1, Math.min(domains, m.added));
-        layouts.push({
+        return {
             layout,
             m,
-            ratio,
+            ratio: median(done.map((d) => d.ratio)),
+            ratios: done.map((d) => d.ratio),
             peakHeapPerDomainB: perDomain(m.peakHeapDeltaMb - bare.peakHeapDeltaMb),
             retainedPerDomainB: perDomain(m.retainedHeapMb - bare.retainedHeapMb),
-        });
-        progress(
-            `${label}: bare ${bare.totalMs.toFixed(0)} ms, ${layout} ${m.totalMs.toFixed(0)} ms${m.capped ? ` (${m.capped} cap after ${m.added} adds, ${m.completed} handled)` : ''}, ratio ${ratio.toFixed(2)}`,
-        );
-    }
-    return { domains, requests, bare, layouts };
+        };
+    });
+    return { domains, requests, rounds, bare, layouts };
+}
+
+function median(values: readonly number[]): number {
+    const sorted = [...values].sort((a, b) => a - b);
+    return sorted[Math.floor((sorted.length - 1) / 2)];
+}
+
+/** The item whose `key` is the median (the lower one of an even count). */
+function medianBy<T>(items: readonly T[], key: (item: T) => number): T {
+    const sorted = [...items].sort((a, b) => key(a) - key(b));
+    return sorted[Math.floor((sorted.length - 1) / 2)];
 }

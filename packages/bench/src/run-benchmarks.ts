@@ -66,6 +66,8 @@ export function benchmarkSizes(quick: boolean, broad = false) {
             domainCounts: quick ? [1, 100] : [1, 100, 10_000],
             requests: quick ? 500 : 20_000,
             capMs: quick ? 30_000 : 300_000,
+            // A shared machine's load drifts: three rounds, each against its own baseline, median reported.
+            rounds: quick ? 1 : 3,
             // Added at the front, or memory-storage's head listing alone takes the bare queue over an hour
             // (see OverheadSize.forefront); 'perDomain' would still take hours and is capped.
             extraRows: broad
