@@ -310,6 +310,23 @@ describe("queueLayout 'shared': idle domains are evicted past maxThrottledDomain
         expect(domainsOf(manager)).toHaveLength(3);
     });
 
+    test("domains that come to rest later are evicted by the crawler's polls, when no new domain comes", async () => {
+        const { manager, clock } = setup({ maxThrottledDomains: 2, delaySecs: 1 });
+        await add(
+            manager,
+            ['a', 'b', 'c', 'd'].map((h) => `https://${h}.com/1`),
+        );
+        expect(await drain(manager, clock, 4, 0)).toHaveLength(4);
+        // Each was met while the others' crawl delays ran: none was at rest to make room.
+        expect(domainsOf(manager)).toHaveLength(4);
+        // Not yet: their crawl delays still run.
+        await manager.isEmpty();
+        expect(domainsOf(manager)).toHaveLength(4);
+        clock.advance(1_000);
+        await manager.isEmpty();
+        expect(domainsOf(manager)).toHaveLength(2);
+    });
+
     test('a domain backing off, or with raised pacing, is kept until it is at rest', async () => {
         const { manager, clock } = setup({ maxThrottledDomains: 2 });
         await add(manager, ['https://x.com/1']);

@@ -190,7 +190,9 @@ export class ThrottlingRequestManager implements IRequestManager, ThrottlerPort 
     /** @inheritdoc */
     async isEmpty(): Promise<boolean> {
         await this.ensureInitialized();
-        if (this.parts.scheduler.firstReady(this.options.clock.now())) return false;
+        const now = this.options.clock.now();
+        this.parts.frontier?.tidy(now);
+        if (this.parts.scheduler.firstReady(now)) return false;
         const empty = !(await this.parts.innerServable());
         if (empty) this.parts.wake.schedule();
         return empty;

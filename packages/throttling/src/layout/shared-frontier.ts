@@ -16,6 +16,8 @@ import { LockKeeper } from './lock-keeper';
 const DEFAULT_LOCK_SECS = 180;
 /** How long one look for window lines that no longer wait briefly is reused. */
 const LONG_WAIT_LOOK_EVERY_MS = 1_000;
+/** Least time between two evictions asked for by the crawler's polls. */
+const TIDY_EVERY_MS = 1_000;
 
 /** What the shared layout is built from. */
 export interface SharedFrontierDeps {
@@ -39,6 +41,8 @@ export class SharedFrontier {
     readonly eviction: IdleEviction;
     // The last look for lines waiting long, reused for a moment (a full window is asked on every poll).
     private lastLook?: { at: number; lines: DomainQueue[] };
+    // When the polls may evict again.
+    private nextTidyAt = 0;
 
     constructor(private readonly deps: SharedFrontierDeps) {
         const { options, clock, registry, states, router, warn } = deps;
@@ -57,6 +61,17 @@ export class SharedFrontier {
             pinned: (key) => router.listedDomains.has(key) || options.scopes.has(key),
             bound: options.maxThrottledDomains,
         });
+    }
+
+    /**
+     * Evicts idle domains past `maxThrottledDomains`, at most once a second. A new domain evicts at
+     * once; this catches the domains that came to rest since, when no new one comes (the crawl winds
+     * down). The crawler's pool asks on every poll.
+     */
+    tidy(now: number): void {
+        if (now < this.nextTidyAt || this.deps.registry.size <= this.deps.options.maxThrottledDomains) return;
+        this.nextTidyAt = now + TIDY_EVERY_MS;
+        this.eviction.evict(now);
     }
 
     /** Whether a request of `entry` may wait in the window: its domain will be ready soon. */
