@@ -6,6 +6,7 @@ export type {
     InnerRequestManager,
 } from './options/options';
 export { throttlingOptionsSchema } from './options/options-schema';
+export type { QueueLayout } from './layout/queue-layout';
 export type { PacingSignal } from './pacing/pacing-signal';
 export type { Readiness, DomainSnapshot } from './readiness/readiness';
 export type { DomainStatistics } from './readiness/statistics';
