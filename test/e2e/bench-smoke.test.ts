@@ -39,7 +39,9 @@ describe('benchmarks (smoke, quick mode)', () => {
         expect(md.match(tableHeads[2])).toHaveLength(1); // B4
         const b3 = md.slice(sections[2], sections[3]);
         expect(b3).toMatch(/\| 1 \| bare RequestQueue \|/);
-        expect(b3).toMatch(/\| 100 \| ThrottlingRequestManager \|/);
+        expect(b3).toMatch(/\| 100 \| manager, `queueLayout: 'perDomain'` \|/);
+        expect(b3).toMatch(/\| 100 \| manager, `queueLayout: 'shared'` \|/);
+        for (const row of results.b3!) expect(row.layouts.map((l) => l.m.completed)).toEqual([500, 500]);
 
         // Every contender did the same work: 2 sites × 6 pages.
         for (const scenario of [results.b1!, results.b2!]) {

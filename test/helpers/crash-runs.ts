@@ -32,6 +32,8 @@ export interface Start {
 
 export interface CrashRunOptions {
     mode: 'throttler' | 'plain';
+    /** The throttler's `queueLayout`. @default 'perDomain' */
+    layout?: 'perDomain' | 'shared';
     /** Folder for storage and result files; must be empty or new. */
     dir: string;
     urls: string[];
@@ -132,6 +134,7 @@ export async function crashAndResume(options: CrashRunOptions): Promise<CrashRun
         CRASH_RESULTS_FILE: resultsFile,
         CRASH_FAILED_FILE: failedFile,
         CRASH_MODE: options.mode,
+        CRASH_LAYOUT: options.layout ?? 'perDomain',
     };
     const starts: Start[] = [];
     // A start that finishes before its kill comes is the final run.

@@ -10,6 +10,7 @@ B7 runs only when asked for (--only B7): it spawns crawler processes and needs R
 default redis://127.0.0.1:6379); without one its section says skipped.
 
   --quick         tiny sizes, for a smoke run
+  --broad         B3: add the row of 100,000 domains × 3 requests (about half an hour)
   --only LIST     comma-separated scenarios, e.g. B1,B3
   --mixes FIRST,COUNT
                   B5: draw COUNT mixes from seed FIRST (default 3000,20; quick 2000,2)
@@ -23,6 +24,7 @@ export function parseBenchArgs(argv: string[]): BenchmarkOptions & { help: boole
         allowPositionals: false,
         options: {
             quick: { type: 'boolean', default: false },
+            broad: { type: 'boolean', default: false },
             only: { type: 'string' },
             out: { type: 'string' },
             mixes: { type: 'string' },
@@ -47,5 +49,12 @@ export function parseBenchArgs(argv: string[]): BenchmarkOptions & { help: boole
             throw new Error(`--mixes takes FIRST,COUNT (whole numbers, COUNT >= 1); got "${values.mixes}"`);
         mixes = { firstSeed, count };
     }
-    return { help: values.help ?? false, quick: values.quick ?? false, only, out: values.out, mixes };
+    return {
+        help: values.help ?? false,
+        quick: values.quick ?? false,
+        broad: values.broad ?? false,
+        only,
+        out: values.out,
+        mixes,
+    };
 }

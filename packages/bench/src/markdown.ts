@@ -1,6 +1,6 @@
 import type { ContenderResult, ScenarioResult } from './crawl-scenarios';
 import type { Environment } from './env';
-import { costPerRequestMs, type OverheadRow } from './overhead';
+import { costPerRequestMs, type LayoutMeasurement, type OverheadMeasurement, type OverheadRow } from './overhead';
 import type { PromptnessRow } from './promptness';
 
 export function mdTable(header: string[], rows: string[][], align?: ('l' | 'r')[]): string {
@@ -113,41 +113,85 @@ export function b2Section(r: ScenarioResult): string {
     ].join('\n');
 }
 
-export function b3Section(rows: OverheadRow[], requests: number): string {
-    const table = rows.flatMap((row) =>
-        [row.bare, row.manager].map((m) => [
-            String(row.domains),
-            m.store === 'RequestQueue' ? 'bare RequestQueue' : 'ThrottlingRequestManager',
+const STORE_NAMES: Record<OverheadMeasurement['store'], string> = {
+    RequestQueue: 'bare RequestQueue',
+    perDomain: "manager, `queueLayout: 'perDomain'`",
+    shared: "manager, `queueLayout: 'shared'`",
+};
+
+/** The median ratio, with the range over the rounds when there were several. */
+function ratioCell(l: LayoutMeasurement): string {
+    if (l.ratios.length < 2) return `**${l.ratio.toFixed(2)}×**`;
+    const low = Math.min(...l.ratios).toFixed(2);
+    const high = Math.max(...l.ratios).toFixed(2);
+    return `**${l.ratio.toFixed(2)}×** (${low}–${high})`;
+}
+
+const bytes = (b: number) => (Math.abs(b) >= 1024 * 1024 ? `${(b / 2 ** 20).toFixed(1)} MB` : `${Math.round(b)} B`);
+
+function b3Rows(rows: OverheadRow[]): string[][] {
+    return rows.flatMap((row) =>
+        [{ m: row.bare, of: undefined }, ...row.layouts.map((l) => ({ m: l.m, of: l }))].map(({ m, of }) => [
+            row.domains.toLocaleString('en-US'),
+            STORE_NAMES[m.store],
             m.capped
                 ? `${m.added} added, ${m.completed} handled of ${m.requests} (${m.capped} cap)`
                 : String(m.requests),
             `${Math.round(m.added / (m.addMs / 1000))}`,
             `${Math.round(m.completed / (m.drainMs / 1000))}`,
-            `${Math.round(1 / (costPerRequestMs(m) / 1000))}`,
             `${(costPerRequestMs(m) * 1000).toFixed(1)} µs`,
-            m === row.bare ? '1.00×' : `**${row.ratio.toFixed(2)}×**`,
+            of ? ratioCell(of) : '1.00×',
             `${m.peakHeapDeltaMb.toFixed(0)} MB`,
-            `${m.peakRssMb.toFixed(0)} MB`,
+            of ? bytes(of.peakHeapPerDomainB) : '—',
+            `${m.retainedHeapMb.toFixed(1)} MB`,
+            of ? bytes(of.retainedPerDomainB) : '—',
         ]),
     );
-    const last = rows[rows.length - 1];
-    const target = rows.find((r) => r.domains === 10_000);
-    const perDomain = rows
-        .filter((r) => r.domains >= 100)
-        .map((r) => {
-            const domainsOpened = Math.min(r.domains, r.manager.added);
-            const extra = r.manager.peakHeapDeltaMb - r.bare.peakHeapDeltaMb;
-            return `${r.domains} domains: ${(extra / domainsOpened).toFixed(1)} MB more peak heap per domain opened (${domainsOpened} opened)`;
-        });
+}
+
+function b3Targets(rows: OverheadRow[]): string[] {
+    const lines: string[] = [];
+    const at10k = rows.find((r) => r.domains === 10_000);
+    for (const l of at10k?.layouts ?? []) {
+        const ok = l.ratio <= 1.5 && !l.m.capped;
+        lines.push(
+            `- ≤ 1.5× the bare queue's cost per request at 10,000 domains, \`${l.layout}\`: ${mark(ok)} ${l.ratio.toFixed(2)}×`,
+        );
+    }
+    if (!at10k) lines.push('- ≤ 1.5× at 10,000 domains: not measured in this run (add the row, or drop `--quick`).');
+    const broad = rows.find((r) => r.domains === 100_000);
+    const shared = broad?.layouts.find((l) => l.layout === 'shared');
+    if (broad && shared) {
+        const complete = !shared.m.capped && shared.m.completed === broad.requests;
+        const ok = complete && shared.retainedPerDomainB <= 1024;
+        lines.push(
+            `- 100,000 domains × ${broad.requests / broad.domains} requests complete with ≤ 1 KB heap per idle domain beyond the bare queue, \`shared\`: ` +
+                `${mark(ok)} ${complete ? 'complete' : 'incomplete'}, ${bytes(shared.retainedPerDomainB)} per idle domain (peak: ${bytes(shared.peakHeapPerDomainB)} per domain)`,
+        );
+    } else {
+        lines.push('- 100,000 domains × 3 requests: not run (opt in with `npm run bench -- --only B3 --broad`).');
+    }
+    return lines;
+}
+
+export function b3Section(rows: OverheadRow[], requests: number): string {
     return [
         '## B3 — overhead and scale',
         '',
         `add + fetch + mark handled of ${requests.toLocaleString('en-US')} requests (one per domain, round-robin), one call at a time, no crawler, ` +
-            "memory storage without persistence. The manager runs with `domains: 'all'` and `maxThrottledDomains` ≥ the domain count. " +
-            'Each row has its own storage; a full GC runs before each. ops/s counts whole requests (add + fetch + handled); the ratio is ' +
-            "the manager's cost per request over the bare queue's at the same domain count, measured in the same run. Peak heap is heapUsed above the start " +
-            'of the measurement; RSS is the whole process (it only grows, so later rows inherit earlier peaks). A measurement that passes ' +
-            "half of V8's heap limit or its time cap stops there and is costed by the part it did.",
+            "memory storage without persistence, through the manager in each queue layout and through a bare RequestQueue. The manager runs with `domains: 'all'`; " +
+            "`'perDomain'` with `maxThrottledDomains` ≥ the domain count (its default of 100 would throw), `'shared'` with its defaults " +
+            '(10,000 domains kept, idle ones evicted past that). A row of 100,000 domains × 3 requests runs with `--broad`; it adds ' +
+            "with `forefront: true` in every store, since memory-storage walks a queue's head from the front, handled requests " +
+            'included, which makes 300,000 requests take the bare queue itself over an hour otherwise (forefront requests are ' +
+            "walked from their own index), and it caps `'perDomain'` at 2 minutes. " +
+            'Each measurement has its own storage; a full GC runs before each. A row runs in rounds (three, one for `--quick` and ' +
+            "`--broad`), each measuring the bare queue and then both layouts; the ratio is the cost per request over the bare queue's " +
+            'of the same round, the median of the rounds with their range in brackets, and the other columns are from the ' +
+            'measurement of median cost. Peak heap is heapUsed above the start of the measurement; "kept once idle" is heapUsed ' +
+            "after a full GC once every request is handled, with the store still alive. The per-domain columns are the manager's heap above " +
+            "the bare queue's, divided by the domains met. A measurement that passes half of V8's heap limit or its time cap stops there and " +
+            'is costed by the part it did.',
         '',
         mdTable(
             [
@@ -156,26 +200,28 @@ export function b3Section(rows: OverheadRow[], requests: number): string {
                 'requests',
                 'adds/s',
                 'fetch+handled/s',
-                'requests/s',
                 'cost / request',
                 'ratio',
                 'peak heap Δ',
-                'peak RSS',
+                'peak over bare / domain',
+                'kept once idle',
+                'kept over bare / idle domain',
             ],
-            table,
-            ['r', 'l', 'r', 'r', 'r', 'r', 'r', 'r', 'r', 'r'],
+            b3Rows(rows),
+            ['r', 'l', 'r', 'r', 'r', 'r', 'r', 'r', 'r', 'r', 'r'],
         ),
         '',
-        ...(perDomain.length ? [`Manager memory over the bare queue: ${perDomain.join('; ')}.`, ''] : []),
-        'Where the cost at many domains goes: the manager keeps one Crawlee `RequestQueue` per domain, and ' +
-            '`@crawlee/memory-storage` finds a queue by a linear scan of every open queue (comparing lower-cased names) on each ' +
-            'storage call, so every add, fetch and mark handled costs more with each domain opened; the bare queue is alone in its ' +
-            "storage. Opening a domain queue also costs a storage round trip and Crawlee's argument validation, paid once per domain " +
-            `(${last ? `at ${last.domains.toLocaleString('en-US')} domains, once per ${Math.max(1, Math.round(requests / last.domains))} requests` : 'once per domain'}).`,
+        "Where the cost goes: `'perDomain'` keeps one Crawlee `RequestQueue` per domain, and `@crawlee/memory-storage` finds a " +
+            'queue by a linear scan of every open queue (comparing lower-cased names) on each storage call (two thirds of the CPU ' +
+            'time at 10,000 domains in a profile), so every add, fetch and mark handled costs more with each domain opened; opening ' +
+            "a queue costs a storage round trip and Crawlee's argument validation once per domain, and each open queue keeps tens " +
+            "of KB. `'shared'` stores every request in the one default queue, as the bare queue does; a domain costs its pacing " +
+            'state (evicted once idle past 10,000 domains), and only a domain with more waiting requests than its share of the ' +
+            'frontier window (10) gets a queue of its own. Both stores are slowed alike by memory-storage scanning handled requests ' +
+            'at the head of a queue on every fetch.',
         '',
-        target
-            ? `Target ≤ 1.5× the bare queue's cost per request at 10,000 domains: ${mark(target.ratio <= 1.5 && !target.manager.capped)} ${target.ratio.toFixed(2)}×`
-            : `Target (≤ 1.5× at 10,000 domains) not measured in this mode; largest run: ${last ? `${last.domains} domains, ${last.ratio.toFixed(2)}×` : 'none'}.`,
+        'Targets:',
+        ...b3Targets(rows),
     ].join('\n');
 }
 

@@ -7,6 +7,7 @@ import { DomainFetcher } from './dispatch/domain-fetcher';
 import { HandoutLedger } from './dispatch/handout-ledger';
 import { InnerDrain } from './dispatch/inner-drain';
 import { ThrottlingEventEmitter } from './integration/throttling-events';
+import { SharedFrontier } from './layout/shared-frontier';
 import { WakeSignal } from './integration/wake-signal';
 import { IpScopes } from './ip/ip-scopes';
 import type { ResolvedThrottlingOptions } from './options/options';
@@ -65,6 +66,10 @@ export interface Collaborators {
     editor: ScopeEditor;
     /** The address scope of each request; undefined unless `throttleBy: 'ip'`. */
     ipScopes?: IpScopes;
+    /** The frontier window and idle-domain eviction of `queueLayout: 'shared'`; undefined otherwise. */
+    frontier?: SharedFrontier;
+    /** Whether `inner` has work a fetch could take now (not while the frontier window is full). */
+    innerServable(): Promise<boolean>;
 }
 
 /**
@@ -80,9 +85,11 @@ export function assemble(
     const flow = buildFlow(core);
     const signals = buildSignals(core, flow);
     for (const key of core.router.listedDomains) core.states.update(key, () => undefined);
-    const { states, floor, router, registry, scheduler, handouts, quotas, shared, limits, dispatcher, wake } = core;
+    const { states, floor, router, registry, scheduler, handouts, quotas, shared, limits, dispatcher, wake, frontier } =
+        core;
     return {
-        ...{ states, floor, router, registry, scheduler, handouts, quotas, shared, limits, dispatcher, wake },
+        ...{ states, floor, router, registry, scheduler, handouts, quotas, shared, limits, dispatcher, wake, frontier },
+        innerServable: core.innerServable,
         events: core.events,
         ipScopes: core.ipScopes,
         ...flow,
@@ -117,8 +124,31 @@ function buildCore(options: ResolvedThrottlingOptions, config: Configuration | u
     const touch = (entry: DomainQueue) => scheduler.touch(entry, now());
     const wake = new WakeSignal(clock, () => scheduler.nextReadyAt(now()));
     const events = new ThrottlingEventEmitter(warn);
+    const readyAt = (entry: DomainQueue, at: number) => dispatcher.readyAt(entry, at);
+    const frontier =
+        options.queueLayout === 'shared'
+            ? new SharedFrontier({ options, clock, registry, states, router, readyAt, warn })
+            : undefined;
+    const innerServable = async () => {
+        const inner = await registry.getInner();
+        return frontier ? frontier.innerServable(inner) : !(await inner.isEmpty());
+    };
     return {
-        ...{ options, config, log, clock, now, warn, warnOnce, touch, events, ipScopes, learned },
+        ...{
+            options,
+            config,
+            log,
+            clock,
+            now,
+            warn,
+            warnOnce,
+            touch,
+            events,
+            ipScopes,
+            learned,
+            frontier,
+            innerServable,
+        },
         ...{ states, floor, router, registry, handouts, quotas, shared, limits, failures, dispatcher, scheduler, wake },
     };
 }
@@ -224,14 +254,17 @@ function buildFlow(core: Core) {
         restoreScopeUpdates,
         ...{ options, config, clock, states, floor, registry, listedDomains, restoreCapMs, restored: touch, warn },
     });
-    const events = core.events;
-    const { ipScopes } = core;
+    const { events, frontier, ipScopes } = core;
+    const evictIdle = (at: number, keep: DomainQueue) => frontier?.eviction.evict(at, keep);
     const intake = new DomainIntake({
-        ...{ options, clock, router, registry, states, gate, persister, scheduler, events, ipScopes },
+        ...{ options, clock, router, registry, states, gate, persister, scheduler, events, evictIdle, ipScopes },
     });
-    const domainFetcher = new DomainFetcher({ clock, registry, scheduler, dispatcher, gate });
+    const window = frontier?.window;
+    const domainFetcher = new DomainFetcher({ clock, registry, scheduler, dispatcher, gate, window });
     const error = (m: string, data: Record<string, unknown>) => core.log.error(m, data);
-    const innerDrain = new InnerDrain({ clock, router, registry, intake, dispatcher, handouts, warnOnce, error });
+    const innerDrain = new InnerDrain({
+        ...{ clock, router, registry, intake, dispatcher, handouts, frontier, warnOnce, error },
+    });
     return { gate, persister, intake, domainFetcher, innerDrain, editor };
 }
 
@@ -271,6 +304,7 @@ function buildSignals(core: Core, flow: ReturnType<typeof buildFlow>) {
     });
     const readyAt = (entry: DomainQueue, at: number) => dispatcher.readyAt(entry, at);
     const maxDomainStallMs = options.maxDomainStallMs;
-    const probe = new ReadinessProbe({ clock, registry, scheduler, states, maxDomainStallMs, readyAt });
+    const { innerServable } = core;
+    const probe = new ReadinessProbe({ clock, registry, scheduler, states, maxDomainStallMs, readyAt, innerServable });
     return { recorder, responses, completions, probe };
 }

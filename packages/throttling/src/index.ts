@@ -9,6 +9,7 @@ export type {
 export type { IpResolver, ResolvedAddresses } from './ip/ip-resolver';
 export { createSystemIpResolver } from './ip/ip-resolver';
 export { throttlingOptionsSchema } from './options/options-schema';
+export type { QueueLayout } from './layout/queue-layout';
 export type { PacingSignal } from './pacing/pacing-signal';
 export type { Readiness, DomainSnapshot } from './readiness/readiness';
 export type { DomainStatistics } from './readiness/statistics';

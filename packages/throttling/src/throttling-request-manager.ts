@@ -34,7 +34,8 @@ import type { ScopedSource } from './routing/scope-router';
 
 /**
  * A Crawlee request manager that paces every throttled domain on two clocks (crawl delay and
- * backoff), keeps one `throttled-<domain>` queue per domain and never blocks a fetch.
+ * backoff), keeps one `throttled-<domain>` queue per domain (or, with `queueLayout: 'shared'`, one
+ * shared queue and a bounded window in memory) and never blocks a fetch.
  *
  * On Crawlee 3.x hand it to a crawler as `requestQueue` (the crawler's option validation rejects
  * `requestManager`); on v4 it goes to `requestManager`. The work is done by collaborators, each in
@@ -189,8 +190,10 @@ export class ThrottlingRequestManager implements IRequestManager, ThrottlerPort 
     /** @inheritdoc */
     async isEmpty(): Promise<boolean> {
         await this.ensureInitialized();
-        if (this.parts.scheduler.firstReady(this.options.clock.now())) return false;
-        const empty = await (await this.parts.registry.getInner()).isEmpty();
+        const now = this.options.clock.now();
+        this.parts.frontier?.tidy(now);
+        if (this.parts.scheduler.firstReady(now)) return false;
+        const empty = !(await this.parts.innerServable());
         if (empty) this.parts.wake.schedule();
         return empty;
     }
@@ -381,6 +384,7 @@ export class ThrottlingRequestManager implements IRequestManager, ThrottlerPort 
 
     /** Drops every throttled queue this manager knows and forgets all domain state. */
     async purge(): Promise<void> {
+        await this.parts.frontier?.release(this.parts.registry);
         await this.parts.registry.dropDomainQueues();
         this.parts.recorder.clear();
         this.parts.scheduler.clear();

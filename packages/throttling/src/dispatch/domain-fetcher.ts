@@ -1,5 +1,6 @@
 import type { IRequestManager, Request } from '@crawlee/core';
 
+import type { FrontierWindow } from '../layout/frontier-window';
 import type { DomainQueue } from '../queues/domain-queue';
 import type { DomainRegistry } from '../queues/domain-registry';
 import type { OriginGate } from '../robots/origin-gate';
@@ -16,10 +17,20 @@ export interface DomainFetcherDeps {
     scheduler: Scheduler;
     dispatcher: Dispatcher;
     gate: OriginGate;
+    /** The shared layout's frontier window: a key's line there is served before its own queue. */
+    window?: FrontierWindow;
 }
 
 /** What one attempt at a ready domain came to: a request, nothing, or an origin to check first. */
 type Attempt = { request: Request } | { check: DomainQueue; url: string } | 'next';
+
+/**
+ * A domain's head request and where it came from: its own queue, or the frontier window (then it is
+ * stored, and locked, in `inner`, which gets its completion).
+ */
+type Head =
+    | { request: Request; from: 'queue'; queue: IRequestManager }
+    | { request: Request; from: 'window'; inner: IRequestManager; lockedUntil: number };
 
 /**
  * Serves the domain queues: takes the next ready domain, reserves its window (before any await that
@@ -43,7 +54,8 @@ export class DomainFetcher {
 
     private async attempt(entry: DomainQueue): Promise<Attempt> {
         const { registry, scheduler, dispatcher, clock } = this.deps;
-        const queue = await registry.open(entry);
+        // Under the shared layout only a key that overflowed the window has a queue of its own.
+        const queue = !this.deps.window || entry.opened || entry.opening ? await registry.open(entry) : undefined;
         const now = clock.now();
         if (entry.awaitsCheck) {
             // Its origin checks go first, at the key's pace.
@@ -64,20 +76,44 @@ export class DomainFetcher {
         }
         entry.queued -= 1;
         scheduler.touch(entry, now);
-        let request: Request | null;
+        let head: Head | 'lost' | null;
         try {
-            request = await this.fetchHead(entry, queue);
+            head = await this.takeHead(entry, queue);
         } catch (error) {
             this.giveBack(ticket, 1);
             throw error;
         }
-        if (!request) {
-            // Our count was ahead of the queue (e.g. requests locked elsewhere): give the slot back.
+        if (head === 'lost') {
+            // A windowed request whose lock could not be kept: `inner` hands it out again later.
             this.giveBack(ticket, 0);
-            entry.queued = 0;
             return 'next';
         }
-        return this.handOutOrHold(ticket, request, queue);
+        if (!head) {
+            // Our count was ahead of the queue (e.g. requests locked elsewhere): give the slot back.
+            this.giveBack(ticket, 0);
+            entry.queued = entry.windowed?.length ?? 0;
+            return 'next';
+        }
+        return this.handOutOrHold(ticket, head);
+    }
+
+    /** The key's next request: the head of its window line (given a full lock time), else of its queue. */
+    private async takeHead(entry: DomainQueue, queue: IRequestManager | undefined): Promise<Head | 'lost' | null> {
+        const { window, registry } = this.deps;
+        const held = window?.take(entry);
+        if (held && window) {
+            if (!(await window.keepLock(held.request, held.lockedUntil))) return 'lost';
+            return { ...held, from: 'window', inner: await registry.getInner() };
+        }
+        if (!queue) return null;
+        const request = await this.fetchHead(entry, queue);
+        return request ? { request, from: 'queue', queue } : null;
+    }
+
+    /** Puts a head request that did not go out back where it came from, at the front. */
+    private async putBack(entry: DomainQueue, head: Head): Promise<void> {
+        if (head.from === 'window') this.deps.window!.putBack(entry, head.request, head.lockedUntil);
+        else await head.queue.reclaimRequest(head.request, { forefront: true });
     }
 
     /**
@@ -100,14 +136,15 @@ export class DomainFetcher {
     }
 
     /** Hands the request out, or puts it back at the head when its origin or other scopes say not yet. */
-    private async handOutOrHold(ticket: Ticket, request: Request, queue: IRequestManager): Promise<Attempt> {
+    private async handOutOrHold(ticket: Ticket, head: Head): Promise<Attempt> {
         const { dispatcher, gate, scheduler, clock } = this.deps;
         const { entry, now } = ticket;
+        const { request } = head;
         if (gate.isDue(entry, request.url, now, true)) {
             // An origin not checked yet in this process (a domain restored from an earlier run, a new
             // subdomain under a registrable-domain key) or checked too long ago: check it first.
             this.giveBack(ticket, 1);
-            await queue.reclaimRequest(request, { forefront: true });
+            await this.putBack(entry, head);
             return { check: entry, url: request.url };
         }
         const admitting = dispatcher.admit(ticket, request);
@@ -115,11 +152,13 @@ export class DomainFetcher {
         if (admitted === false) {
             // Another scope of this request (or a quota, here or shared) says not yet: it waits at the head.
             entry.queued += 1;
-            await queue.reclaimRequest(request, { forefront: true });
+            await this.putBack(entry, head);
             scheduler.touch(entry, clock.now());
             return 'next';
         }
-        return { request: dispatcher.commit(ticket, request, queue, admitted) };
+        // A windowed request is completed (or reclaimed) in `inner`, where it is stored.
+        const source = head.from === 'window' ? head.inner : head.queue;
+        return { request: dispatcher.commit(ticket, request, source, admitted) };
     }
 
     /** Rolls a dispatch back and counts `requeue` requests as waiting again. */

@@ -1,5 +1,6 @@
 import type { IRequestManager, Request, RequestOptions } from '@crawlee/core';
 
+import type { SharedFrontier } from '../layout/shared-frontier';
 import type { DomainIntake } from '../queues/domain-intake';
 import type { DomainQueue } from '../queues/domain-queue';
 import type { DomainRegistry } from '../queues/domain-registry';
@@ -20,15 +21,20 @@ export interface InnerDrainDeps {
     intake: DomainIntake;
     dispatcher: Dispatcher;
     handouts: HandoutLedger;
+    /** The shared layout's frontier window, where held-back requests that will go soon wait while they fit. */
+    frontier?: SharedFrontier;
     warnOnce(message: string): void;
     error(message: string, data: Record<string, unknown>): void;
 }
 
 /**
  * Serves `inner` (apify/crawlee#4039: requests outside the domain queues must not escape pacing).
- * A request of a throttled domain is dispatched if its domain is ready, otherwise moved into the
- * domain's queue: copy added first, then the original marked handled; if the add fails, the original
- * goes back to the front of `inner`.
+ * A request of a throttled domain is dispatched if its domain is ready, otherwise held back: under
+ * the shared layout it waits in the frontier window (still locked in `inner`) if its domain will be
+ * ready soon and the window has room for it; else it is moved into the domain's queue: copy added
+ * first, then the original marked handled; if the add fails, the original goes back to the front of
+ * `inner`. While the window is full nothing more is taken from `inner`, except that lines whose
+ * domain came to wait long are moved to their own queues first.
  */
 export class InnerDrain {
     // Requests moved out of `inner`: marked handled there, so not counted twice.
@@ -47,6 +53,7 @@ export class InnerDrain {
     async fetch(): Promise<Request | null> {
         const inner = await this.deps.registry.getInner();
         for (let moves = 0; moves < MAX_MOVES_PER_FETCH; moves++) {
+            if (this.deps.frontier?.window.full && !(await this.moveLongWaits(inner))) return null;
             const request = await inner.fetchNextRequest();
             if (!request) return null;
             let entry: DomainQueue | null | undefined;
@@ -66,9 +73,54 @@ export class InnerDrain {
             }
             const dispatched = await this.tryDispatch(entry, request, inner);
             if (dispatched) return dispatched;
-            if (!(await this.move(entry, request, inner))) return null;
+            if (!(await this.holdBack(entry, request, inner))) return null;
         }
         return null;
+    }
+
+    /**
+     * A request whose domain is not ready: into the window if the domain will be ready soon and the
+     * window has room for it, else into the domain's queue.
+     */
+    private async holdBack(entry: DomainQueue, request: Request, inner: IRequestManager): Promise<boolean> {
+        const frontier = this.deps.frontier;
+        if (!frontier) return this.move(entry, request, inner, true);
+        if (frontier.window.admits(entry) && frontier.waitsBriefly(entry, this.deps.clock.now())) {
+            frontier.window.file(entry, request);
+            this.deps.intake.noteAdded(entry, 1);
+            return true;
+        }
+        return this.moveToOwnQueue(entry, request, inner);
+    }
+
+    /** Moves a request of `inner` into its domain's own queue (opened, and saved, on first use). */
+    private async moveToOwnQueue(entry: DomainQueue, request: Request, inner: IRequestManager): Promise<boolean> {
+        try {
+            await this.deps.intake.ownQueue(entry);
+        } catch (error) {
+            await inner.reclaimRequest(request, { forefront: true });
+            throw error;
+        }
+        // Behind the domain's earlier overflow, in the order they came.
+        return this.move(entry, request, inner, false);
+    }
+
+    /**
+     * The window is full: moves the lines whose domain came to wait long (a backoff after they were
+     * filed) to their own queues, so the window holds only requests that go soon. False when none did.
+     */
+    private async moveLongWaits(inner: IRequestManager): Promise<boolean> {
+        const { frontier, clock } = this.deps;
+        let moved = false;
+        for (const entry of frontier!.longWaits(clock.now())) {
+            for (let held = frontier!.window.take(entry); held; held = frontier!.window.take(entry)) {
+                // It leaves the window; the move counts it again in the domain's queue.
+                entry.queued -= 1;
+                if (!(await this.moveToOwnQueue(entry, held.request, inner))) return moved;
+                moved = true;
+            }
+        }
+        return moved;
     }
 
     /** Hands the request out at once if its domain is ready now. */
@@ -90,9 +142,14 @@ export class InnerDrain {
     }
 
     /** Moves a held-back request into its domain's queue; false when that failed (it stays in `inner`). */
-    private async move(entry: DomainQueue, request: Request, inner: IRequestManager): Promise<boolean> {
+    private async move(
+        entry: DomainQueue,
+        request: Request,
+        inner: IRequestManager,
+        forefront: boolean,
+    ): Promise<boolean> {
         try {
-            const info = await entry.queue.addRequest(copyOf(request), { forefront: true });
+            const info = await entry.queue.addRequest(copyOf(request), { forefront });
             if (!info.wasAlreadyPresent) this.deps.intake.noteAdded(entry, 1);
         } catch (error) {
             this.deps.error(`Could not move a held-back request of ${entry.key} into its queue; it stays in inner.`, {

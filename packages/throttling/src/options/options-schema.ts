@@ -2,6 +2,7 @@ import type { Configuration, IRequestManager } from '@crawlee/core';
 import { z } from 'zod';
 
 import type { IpResolver } from '../ip/ip-resolver';
+import { QUEUE_LAYOUTS } from '../layout/queue-layout';
 import type { DomainStateStore } from '../pacing/domain-state-store';
 import type { RefusalWhen } from '../response/refusal-rule';
 import type { RobotsFetcher } from '../robots/robots-crawl-delay';
@@ -246,6 +247,17 @@ export const throttlingOptionsSchema = z.strictObject({
         .number({ error: 'maxThrottledDomains must be a positive integer' })
         .int('maxThrottledDomains must be an integer')
         .positive('maxThrottledDomains must be >= 1')
+        .optional(),
+    queueLayout: z.enum(QUEUE_LAYOUTS, { error: "queueLayout must be 'perDomain' or 'shared'" }).optional(),
+    frontierWindow: z
+        .number({ error: 'frontierWindow must be a whole number >= 1 (requests held in memory)' })
+        .int('frontierWindow must be a whole number >= 1 (requests held in memory)')
+        .min(1, 'frontierWindow must be a whole number >= 1 (requests held in memory)')
+        .optional(),
+    frontierWindowPerDomain: z
+        .number({ error: 'frontierWindowPerDomain must be a whole number >= 1' })
+        .int('frontierWindowPerDomain must be a whole number >= 1')
+        .min(1, 'frontierWindowPerDomain must be a whole number >= 1')
         .optional(),
     persistStateKey: z.string().min(1, 'persistStateKey must be a non-empty string').optional(),
     requestManagerOpener: z

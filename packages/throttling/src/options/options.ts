@@ -1,5 +1,11 @@
 import { DEFAULT_PERSIST_STATE_KEY } from '../queues/queue-namespace';
 import { DEFAULT_MAX_CRAWL_DELAY_SECS, DEFAULT_ROBOTS_TTL_MS } from '../robots/robots-crawl-delay';
+import type { QueueLayout } from '../layout/queue-layout';
+import {
+    DEFAULT_FRONTIER_WINDOW,
+    DEFAULT_FRONTIER_WINDOW_PER_DOMAIN,
+    DEFAULT_MAX_THROTTLED_DOMAINS,
+} from '../layout/queue-layout';
 
 import type { Clock } from '../time/clock';
 import { systemClock } from '../time/clock';
@@ -98,11 +104,34 @@ export interface ThrottlingRequestManagerOptions extends Omit<ScopeSettings, 'ba
      */
     maxDomainStallSecs?: number;
     /**
-     * Most domains discovered under `domains: 'all'`. Going past it throws
-     * `ThrottledDomainLimitError`; a batch that overflows still stores what fits.
-     * @default 100
+     * Most domains kept under `domains: 'all'`. With `queueLayout: 'perDomain'` going past it throws
+     * `ThrottledDomainLimitError` (a batch that overflows still stores what fits); with `'shared'` the
+     * least recently used idle domain is forgotten instead (no work, nothing in flight, clocks run out),
+     * so memory stays bounded however many domains the crawl meets.
+     * @default 100 (`'perDomain'`), 10,000 (`'shared'`)
      */
     maxThrottledDomains?: number;
+    /**
+     * How requests are stored. `'perDomain'`: one `throttled-<domain>` queue per domain, for crawls of
+     * up to a few hundred domains. `'shared'`: requests stay in `inner`; a bounded window of them waits
+     * in memory, one line per domain, and a domain gets a queue of its own only when more of its
+     * requests wait than `frontierWindowPerDomain`. For broad crawls; see docs/broad-crawls.md.
+     * @default 'perDomain'
+     */
+    queueLayout?: QueueLayout;
+    /**
+     * `queueLayout: 'shared'` only: most requests waiting in memory at once, each locked in `inner`
+     * (the lock is kept alive while it waits). While the window is full, no more requests are taken
+     * from `inner`.
+     * @default 1000
+     */
+    frontierWindow?: number;
+    /**
+     * `queueLayout: 'shared'` only: most requests of one domain in the window. Further ones move into
+     * the domain's own `throttled-<domain>` queue, so one busy domain cannot fill the window.
+     * @default 10
+     */
+    frontierWindowPerDomain?: number;
     /**
      * Key in the default key-value store under which discovered domains (and their clocks) are kept
      * for resuming. Give each manager sharing one storage its own key.
@@ -275,6 +304,9 @@ export interface ResolvedThrottlingOptions {
     minCrawlDelayMs: number;
     maxDomainStallMs: number;
     maxThrottledDomains: number;
+    queueLayout: QueueLayout;
+    frontierWindow: number;
+    frontierWindowPerDomain: number;
     persistStateKey: string;
     requestManagerOpener?: RequestManagerOpener;
     clock: Clock;
@@ -349,7 +381,7 @@ export function resolveThrottlingOptions(options: ThrottlingRequestManagerOption
         maxDelayMs: maxDelaySecs * 1000,
         minCrawlDelayMs: (o.minCrawlDelaySecs ?? 0) * 1000,
         maxDomainStallMs: (o.maxDomainStallSecs ?? 900) * 1000,
-        maxThrottledDomains: o.maxThrottledDomains ?? 100,
+        ...resolveLayout(o),
         persistStateKey: o.persistStateKey ?? DEFAULT_PERSIST_STATE_KEY,
         requestManagerOpener: o.requestManagerOpener,
         clock: o.clock ?? systemClock,
@@ -385,6 +417,29 @@ export function baseSettingsOf(
     key: string,
 ): ScopeSettings {
     return isIpScope(key) ? options.ipSettings : options.defaultSettings;
+}
+
+/** The queue layout and its bounds; window settings are refused where they would do nothing. */
+function resolveLayout(o: ThrottlingRequestManagerOptions) {
+    const queueLayout = o.queueLayout ?? 'perDomain';
+    if (queueLayout !== 'shared') {
+        const windowOption = (['frontierWindow', 'frontierWindowPerDomain'] as const).find((k) => o[k] !== undefined);
+        if (windowOption) {
+            throw new ThrottlingOptionsError(
+                `Invalid ThrottlingRequestManager options: \`${windowOption}\` applies only to queueLayout: 'shared' (queueLayout is '${queueLayout}')`,
+            );
+        }
+    }
+    const frontierWindow = o.frontierWindow ?? DEFAULT_FRONTIER_WINDOW;
+    const frontierWindowPerDomain =
+        o.frontierWindowPerDomain ?? Math.min(DEFAULT_FRONTIER_WINDOW_PER_DOMAIN, frontierWindow);
+    if (frontierWindowPerDomain > frontierWindow) {
+        throw new ThrottlingOptionsError(
+            `Invalid ThrottlingRequestManager options: \`frontierWindowPerDomain\` (${frontierWindowPerDomain}) must not exceed \`frontierWindow\` (${frontierWindow})`,
+        );
+    }
+    const maxThrottledDomains = o.maxThrottledDomains ?? DEFAULT_MAX_THROTTLED_DOMAINS[queueLayout];
+    return { queueLayout, frontierWindow, frontierWindowPerDomain, maxThrottledDomains };
 }
 
 /** Every configured scope's policy and settings, by normalised key. */

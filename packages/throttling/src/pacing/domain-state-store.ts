@@ -15,6 +15,11 @@ export interface DomainStateStore {
     list(): Iterable<DomainState>;
     /** Forgets every state. */
     clear(): void;
+    /**
+     * Forgets the state of one domain (the shared queue layout evicts idle domains). A store without
+     * it keeps every state it was given.
+     */
+    delete?(domain: string): void;
 }
 
 /** The default store: one process, states in a map. */
@@ -41,5 +46,9 @@ export class InMemoryDomainStateStore implements DomainStateStore {
 
     clear(): void {
         this.states.clear();
+    }
+
+    delete(domain: string): void {
+        this.states.delete(domain);
     }
 }

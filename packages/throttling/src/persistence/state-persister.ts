@@ -129,7 +129,7 @@ export class StatePersister {
             version: PERSISTED_STATE_VERSION,
             savedAt: clock.now(),
             floorMs: floor.raisedMs,
-            domains: [...registry.keys()],
+            domains: [...registry.persistedKeys()],
             states: saved,
             scopeUpdates: this.deps.scopeUpdates(),
         };
@@ -164,7 +164,10 @@ export class StatePersister {
             const domain = registry.namespace.domainOf(name);
             if (domain !== undefined) domains.add(domain);
         }
-        for (const key of this.deps.listedDomains) domains.add(key);
+        // The shared layout keeps a listed domain's requests in `inner` unless it had a queue of its own.
+        const listed = [...this.deps.listedDomains].filter((key) => !domains.has(key));
+        if (registry.shared) for (const key of listed) this.remember(key);
+        else for (const key of listed) domains.add(key);
         // Every queue of ours is served, even of a domain no longer listed: no request is stranded.
         await Promise.all([...domains].map((key) => this.reopen(key)));
     }
@@ -186,10 +189,15 @@ export class StatePersister {
         return parsed;
     }
 
+    /** Registers a key and its state, without a queue. */
+    private remember(key: string) {
+        this.deps.states.update(key, () => undefined);
+        return this.deps.registry.register(key);
+    }
+
     private async reopen(key: string): Promise<void> {
-        const { registry, states } = this.deps;
-        const entry = registry.register(key);
-        states.update(key, () => undefined);
+        const { registry } = this.deps;
+        const entry = this.remember(key);
         const queue = await registry.open(entry);
         // Without queue metadata on disk the pending count includes handled requests: ask the queue.
         if (!(await queue.isEmpty())) entry.queued += Math.max(1, queue.getPendingCount());

@@ -33,11 +33,16 @@ export interface DomainIntakeDeps {
     events: ThrottlingEventEmitter;
     /** Under throttleBy: 'ip', asked as requests arrive, so their host's address is known before they go. */
     ipScopes?: IpScopes;
+    /** Shared layout: forgets idle keys past `maxThrottledDomains`, never `keep` (just registered). */
+    evictIdle(now: number, keep: DomainQueue): void;
 }
 
 /**
  * Files new requests: each goes to its domain's queue (a new domain is registered, saved before its
  * first request lands, and its origin checked) or to `inner`, and the scheduler learns of the work.
+ * Under `queueLayout: 'shared'` every new request goes to `inner`; its domain is met when the request
+ * is fetched from there ({@link target} without opening a queue), and gets a queue of its own only
+ * when the frontier window overflows for it ({@link ownQueue}).
  */
 export class DomainIntake {
     constructor(private readonly deps: DomainIntakeDeps) {}
@@ -59,15 +64,31 @@ export class DomainIntake {
         if (resolution.created) {
             states.update(entry.key, () => undefined);
             this.deps.events.emit('domainAdded', { domain: entry.key, queueName: entry.queueName });
+            if (registry.shared) this.deps.evictIdle(this.deps.clock.now(), entry);
             // Saved before its first request lands, so a crash in between cannot strand the queue.
             // Storage that does not persist loses everything in a crash anyway.
-            if (options.domains === 'all' && persister.storagePersists()) entry.saved = persister.save();
+            else if (options.domains === 'all' && persister.storagePersists()) entry.saved = persister.save();
         }
         gate.checkIfDue(entry, source.url);
         this.deps.ipScopes?.scopeOf(source.url, this.deps.clock.now());
-        await registry.open(entry);
+        // The shared layout opens a key's queue only when the window overflows for it.
+        if (!registry.shared) await registry.open(entry);
         if (awaitSaved && entry.saved) await entry.saved;
         return entry;
+    }
+
+    /**
+     * Shared layout: opens the key's own queue for requests the frontier window has no room for,
+     * saving the key first (as a new domain's is under `'perDomain'`), so a resumed run reopens it.
+     */
+    async ownQueue(entry: DomainQueue): Promise<void> {
+        const { registry, persister } = this.deps;
+        if (entry.opened) return;
+        const first = !entry.opening;
+        const opening = registry.open(entry);
+        if (first && persister.storagePersists()) entry.saved = persister.save();
+        await opening;
+        if (entry.saved) await entry.saved;
     }
 
     /** Counts new work in a domain queue and makes sure the domain is scheduled. */
@@ -78,6 +99,7 @@ export class DomainIntake {
     }
 
     async add(requestLike: Source, options?: RequestQueueOperationOptions) {
+        if (this.deps.registry.shared) return (await this.deps.registry.getInner()).addRequest(requestLike, options);
         const url = typeof requestLike === 'string' ? requestLike : requestLike.url;
         const routable = url !== undefined && !hasRequestsFromUrl(requestLike);
         const target = routable ? await this.target(requestLike as ScopedSource, 'throw') : undefined;
@@ -91,6 +113,9 @@ export class DomainIntake {
         requests: RequestsLike,
         options: AddRequestsBatchedOptions = {},
     ): Promise<AddRequestsBatchedResult> {
+        if (this.deps.registry.shared) {
+            return (await this.deps.registry.getInner()).addRequestsBatched(requests, options);
+        }
         const items: (Source & { url?: string })[] = [];
         for await (const item of requests as AsyncIterable<Source | string>) {
             items.push(typeof item === 'string' ? { url: item } : item);

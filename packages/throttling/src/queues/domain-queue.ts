@@ -1,4 +1,4 @@
-import type { IRequestManager } from '@crawlee/core';
+import type { IRequestManager, Request } from '@crawlee/core';
 
 /** An origin whose robots.txt stayed unreachable: its requests fail without being sent until `until`. */
 export interface OriginBlock {
@@ -11,16 +11,22 @@ export interface OriginBlock {
 }
 
 /**
- * The queue side of one throttled domain: its `throttled-<domain>` queue and the counts the
- * scheduler keeps so it never has to ask the queue whether there is work.
+ * The queue side of one throttled domain: its `throttled-<domain>` queue (under the shared layout,
+ * also its line in the frontier window) and the counts the scheduler keeps so it never has to ask
+ * the queue whether there is work.
  */
 export class DomainQueue {
     /** The opened queue; undefined until first use. */
     opened?: IRequestManager;
     /** Opening in progress, so concurrent first uses open it once. */
     opening?: Promise<IRequestManager>;
-    /** Requests waiting in the queue as far as this process knows. */
+    /** Requests waiting in the queue (and in the frontier window) as far as this process knows. */
     queued = 0;
+    /**
+     * `queueLayout: 'shared'`: the key's requests waiting in the frontier window, oldest first. Each
+     * is locked in `inner`, where it stays stored; they are served before the key's own queue.
+     */
+    windowed?: Request[];
     /** Where the domain sits in the scheduler, so it is never filed twice. */
     scheduled?: 'ring' | 'heap';
     /** Origin checks (robots.txt) running; the domain's requests wait while any runs. */

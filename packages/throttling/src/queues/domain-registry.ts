@@ -1,5 +1,5 @@
-import type { Configuration, IRequestManager } from '@crawlee/core';
-import { RequestQueue } from '@crawlee/core';
+import type { IRequestManager } from '@crawlee/core';
+import { Configuration, RequestQueue } from '@crawlee/core';
 
 import { ThrottledDomainLimitError } from '../errors';
 import type { ResolvedThrottlingOptions } from '../options/options';
@@ -7,6 +7,7 @@ import type { ScopedSource, ScopeRouter } from '../routing/scope-router';
 import { DomainQueue } from './domain-queue';
 import { DomainRequestQueue, shrinkDedupCache } from './domain-request-queue';
 import { QueueNamespace } from './queue-namespace';
+import { releaseDeadProcessLocks } from './stale-locks';
 
 /** Where a request belongs: `inner`, a domain queue (just created or known), or nowhere (over the limit). */
 export type Resolution =
@@ -18,7 +19,9 @@ export type ForwardedSetting = 'internalTimeoutMillis' | 'requestLockSecs';
 /**
  * The queues underneath the manager: one `throttled-<domain>` queue per throttling key (opened on
  * first use, named within this manager's namespace, at most `maxThrottledDomains` under `'all'`),
- * and `inner` for everything else.
+ * and `inner` for everything else. Under `queueLayout: 'shared'` a key's queue is opened only when
+ * the frontier window overflows for it, no key is over a limit, and keys are kept in least recently
+ * used order so idle ones can be evicted.
  */
 export class DomainRegistry {
     // Queue bookkeeping per throttling key, in discovery order.
@@ -44,11 +47,46 @@ export class DomainRegistry {
         const key = this.router.routeOf(source);
         if (key === undefined) return { kind: 'inner' };
         const known = this.entries.get(key);
-        if (known) return { kind: 'domain', entry: known, created: false };
-        if (this.options.domains === 'all' && this.entries.size >= this.options.maxThrottledDomains) {
+        if (known) {
+            if (this.shared) this.touch(known);
+            return { kind: 'domain', entry: known, created: false };
+        }
+        if (!this.shared && this.options.domains === 'all' && this.entries.size >= this.options.maxThrottledDomains) {
             return { kind: 'overLimit', key };
         }
         return { kind: 'domain', entry: this.register(key), created: true };
+    }
+
+    /** Whether requests are stored in `inner` with a frontier window (`queueLayout: 'shared'`). */
+    get shared(): boolean {
+        return this.options.queueLayout === 'shared';
+    }
+
+    /** Moves a key to the back of the eviction order (it was just used). */
+    touch(entry: DomainQueue): void {
+        if (this.entries.get(entry.key) !== entry) return;
+        this.entries.delete(entry.key);
+        this.entries.set(entry.key, entry);
+    }
+
+    /** The key used least recently (first to evict), if any. */
+    leastRecent(): DomainQueue | undefined {
+        return this.entries.values().next().value;
+    }
+
+    /** Forgets a key's entry (evicted); a later request of the key registers it afresh. */
+    forget(entry: DomainQueue): void {
+        if (this.entries.get(entry.key) === entry) this.entries.delete(entry.key);
+    }
+
+    /**
+     * Keys whose queues a resumed run must reopen: every key (`'perDomain'`), or the keys that have a
+     * queue of their own (`'shared'`: the rest live in `inner`).
+     */
+    *persistedKeys(): IterableIterator<string> {
+        for (const entry of this.entries.values()) {
+            if (!this.shared || entry.opened || entry.opening) yield entry.key;
+        }
     }
 
     /** Like {@link resolve}, but a domain over the limit throws `ThrottledDomainLimitError`. */
@@ -73,11 +111,11 @@ export class DomainRegistry {
     /**
      * Whether `key` is paced here: throttled, and either known or still room for it. A domain served
      * unthrottled from `inner` because `maxThrottledDomains` was reached gets no state, so states stay
-     * bounded on broad crawls.
+     * bounded on broad crawls. The shared layout paces every throttled key (it evicts idle ones instead).
      */
     paces(key: string): boolean {
         if (!this.router.isThrottled(key)) return false;
-        if (this.entries.has(key) || this.options.domains !== 'all') return true;
+        if (this.shared || this.entries.has(key) || this.options.domains !== 'all') return true;
         return this.entries.size < this.options.maxThrottledDomains || this.options.scopes.has(key);
     }
 
@@ -122,13 +160,27 @@ export class DomainRegistry {
         this.innerOpening ??= (async () => {
             const { inner } = this.options;
             let opened: IRequestManager;
-            if (inner === undefined) opened = await RequestQueue.open(null, { config: this.config });
+            if (inner === undefined) opened = await this.openDefaultInner();
             else opened = typeof inner === 'function' ? await inner() : inner;
             this.forwardTo(opened);
             this.inner = opened;
             return opened;
         })();
         return this.innerOpening;
+    }
+
+    /**
+     * The default queue. Under the shared layout it holds every request, and up to `frontierWindow` of
+     * them locked at once: on local storage the locks a killed process left are released first (as
+     * for each `throttled-<domain>` queue), so a resumed crawl does not wait for them to expire.
+     */
+    private async openDefaultInner(): Promise<RequestQueue> {
+        const queue = await RequestQueue.open(null, { config: this.config });
+        if (this.shared) {
+            const storageClient = (this.config ?? Configuration.getGlobalConfig()).getStorageClient();
+            await releaseDeadProcessLocks(queue, storageClient);
+        }
+        return queue;
     }
 
     /** `inner` if it was opened already. */

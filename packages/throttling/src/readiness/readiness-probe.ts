@@ -15,6 +15,8 @@ export interface ReadinessProbeDeps {
     maxDomainStallMs: number;
     /** When a domain's queue may hand out next (Infinity while its slots are busy). */
     readyAt(entry: DomainQueue, now: number): number;
+    /** Whether `inner` has work a fetch could take now (not while the frontier window is full). */
+    innerServable(): Promise<boolean>;
 }
 
 /**
@@ -30,10 +32,10 @@ export class ReadinessProbe {
         const inner = await registry.getInner();
         const now = clock.now();
         if (scheduler.firstReady(now)) return { kind: 'ready' };
-        if (!(await inner.isEmpty())) return { kind: 'ready' };
+        if (await this.deps.innerServable()) return { kind: 'ready' };
 
         // Domains we count work for are unfinished without asking their queues.
-        const counted = [...registry.all()].filter((e) => e.opened && (e.queued > 0 || this.inFlight(e) > 0));
+        const counted = [...registry.all()].filter((e) => holdsAny(e) && (e.queued > 0 || this.inFlight(e) > 0));
         const stalled = await this.stalledAmong(counted, now);
         if (scheduler.firstReady(now)) return { kind: 'ready' };
         if (stalled.length > 0) return { kind: 'stalled', domains: stalled };
@@ -61,7 +63,7 @@ export class ReadinessProbe {
             const stalledForMs = entry.queued > 0 ? (this.deps.states.read(entry.key)?.stalledForMs(now) ?? 0) : 0;
             if (stalledForMs <= this.deps.maxDomainStallMs) continue;
             // Ending the crawl is for real work only: our count may be ahead of the queue.
-            if (await entry.opened!.isFinished()) entry.queued = 0;
+            if (!(await holdsWork(entry))) entry.queued = 0;
             else stalled.push({ domain: entry.key, stalledForMs, queued: entry.queued });
         }
         return stalled;
@@ -95,4 +97,15 @@ export class ReadinessProbe {
         }
         return { readyAt, inFlight };
     }
+}
+
+/** Whether a domain has anywhere to keep requests: its own queue, or a line in the frontier window. */
+function holdsAny(entry: DomainQueue): boolean {
+    return entry.opened !== undefined || (entry.windowed?.length ?? 0) > 0;
+}
+
+/** Whether a domain really holds work: a request in its window line (exact), or one its queue has left. */
+async function holdsWork(entry: DomainQueue): Promise<boolean> {
+    if ((entry.windowed?.length ?? 0) > 0) return true;
+    return entry.opened !== undefined && !(await entry.opened.isFinished());
 }

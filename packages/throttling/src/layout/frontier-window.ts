@@ -1,0 +1,103 @@
+import type { Request } from '@crawlee/core';
+
+import type { DomainQueue } from '../queues/domain-queue';
+import type { LockKeeper } from './lock-keeper';
+
+/**
+ * The shared layout's frontier window: requests taken from `inner` whose domain was not ready, held
+ * in memory in one line per domain (`DomainQueue.windowed`) while they stay locked, and stored, in
+ * `inner`. It is bounded twice: `size` requests in all, so memory does not grow with the frontier
+ * (no more are taken from `inner` while it is full), and `perDomain` requests per domain, so one busy
+ * domain cannot fill it (its further requests go to a queue of its own).
+ */
+export class FrontierWindow {
+    // Requests held across all lines.
+    private held = 0;
+    // Domains with a line (at least one request waiting here).
+    private readonly withLines = new Set<DomainQueue>();
+
+    constructor(
+        readonly size: number,
+        readonly perDomain: number,
+        private readonly locks: LockKeeper,
+    ) {}
+
+    /** Requests waiting in the window. */
+    get count(): number {
+        return this.held;
+    }
+
+    /** The domains with requests waiting here. */
+    lines(): IterableIterator<DomainQueue> {
+        return this.withLines.values();
+    }
+
+    /** No request may be taken from `inner` until one leaves. */
+    get full(): boolean {
+        return this.held >= this.size;
+    }
+
+    /** Whether the window has room for one more request of `entry`'s domain. */
+    admits(entry: DomainQueue): boolean {
+        return !this.full && (entry.windowed?.length ?? 0) < this.perDomain;
+    }
+
+    /**
+     * Files a request just taken (and locked) from `inner` at the back of its domain's line. Like a
+     * queue, the window leaves `DomainQueue.queued` to its callers, who count it as waiting work.
+     */
+    file(entry: DomainQueue, request: Request): void {
+        (entry.windowed ??= []).push(request);
+        this.held += 1;
+        this.withLines.add(entry);
+        this.locks.track(request, entry);
+    }
+
+    /**
+     * Takes the head of a domain's line, with when its lock ends; undefined when the line is empty.
+     * The caller hands it out (after {@link keepLock}) or {@link putBack}s it.
+     */
+    take(entry: DomainQueue): { request: Request; lockedUntil: number } | undefined {
+        const request = entry.windowed?.shift();
+        if (!request) return undefined;
+        this.held -= 1;
+        if (entry.windowed!.length === 0) this.withLines.delete(entry);
+        const lockedUntil = this.locks.untrack(request) ?? 0;
+        return { request, lockedUntil };
+    }
+
+    /** Gives a request leaving the window a full lock time; false when its lock is lost (it must not go out). */
+    keepLock(request: Request, lockedUntil: number): Promise<boolean> {
+        return this.locks.refresh(request, lockedUntil);
+    }
+
+    /** Puts a request that did not go out back at the head of its domain's line, lock and all. */
+    putBack(entry: DomainQueue, request: Request, lockedUntil: number): void {
+        (entry.windowed ??= []).unshift(request);
+        this.held += 1;
+        this.withLines.add(entry);
+        this.locks.track(request, entry, lockedUntil);
+    }
+
+    /** Drops a request whose lock was lost: it no longer waits here, and `inner` will hand it out again. */
+    drop(entry: DomainQueue, request: Request): void {
+        const line = entry.windowed;
+        const at = line ? line.indexOf(request) : -1;
+        if (!line || at < 0) return;
+        line.splice(at, 1);
+        this.held -= 1;
+        entry.queued -= 1;
+        if (line.length === 0) this.withLines.delete(entry);
+    }
+
+    /** Forgets every line (the queues were dropped). */
+    clear(): void {
+        for (const entry of this.withLines) {
+            entry.queued -= entry.windowed?.length ?? 0;
+            entry.windowed = undefined;
+        }
+        this.withLines.clear();
+        this.held = 0;
+        this.locks.clear();
+    }
+}

@@ -1,0 +1,188 @@
+import type { Request } from '@crawlee/core';
+import { RequestQueue } from '@crawlee/core';
+
+import { DomainState, ManualClock } from '../../packages/throttling/src';
+import { resolvePolicy } from '../../packages/throttling/src/options/options';
+import { isAtRest } from '../../packages/throttling/src/layout/at-rest';
+import { FrontierWindow } from '../../packages/throttling/src/layout/frontier-window';
+import type { LockProlonger } from '../../packages/throttling/src/layout/lock-keeper';
+import { LockKeeper } from '../../packages/throttling/src/layout/lock-keeper';
+import { lockProlongerOf } from '../../packages/throttling/src/layout/shared-frontier';
+import { DomainQueue } from '../../packages/throttling/src/queues/domain-queue';
+import { memoryConfig } from '../helpers/storage';
+
+const LOCK_SECS = 60;
+
+function keeper(prolong: LockProlonger | undefined) {
+    const clock = new ManualClock();
+    const lost: string[] = [];
+    const warnings: string[] = [];
+    const locks = new LockKeeper({
+        clock,
+        lockSecs: () => LOCK_SECS,
+        prolonger: () => prolong,
+        lost: (request) => lost.push(request.url),
+        warn: (m) => warnings.push(m),
+    });
+    return { clock, locks, lost, warnings };
+}
+
+const request = (url: string) => ({ url, id: url.slice(-1) }) as Request;
+
+describe('LockKeeper: the locks of windowed requests', () => {
+    afterEach(() => jest.restoreAllMocks());
+
+    test('a sweep extends only the locks with less than half a lock time left, from what the queue answers', async () => {
+        const calls: string[] = [];
+        const { clock, locks } = keeper(async (r, secs) => {
+            calls.push(`${r.url}:${secs}`);
+            return clock.now() + 2 * secs * 1000;
+        });
+        const entry = new DomainQueue('a.com', 'throttled-a.com');
+        const old = request('https://a.com/1');
+        locks.track(old, entry);
+        clock.advance(20_000);
+        locks.track(request('https://a.com/2'), entry);
+        await locks.sweep();
+        expect(calls).toEqual([]);
+        clock.advance(11_000); // /1 has 29 s left, /2 has 49 s
+        await locks.sweep();
+        expect(calls).toEqual(['https://a.com/1:60']);
+        // Its lock now ends where the queue said: not due again half a lock time later.
+        clock.advance(31_000);
+        await locks.sweep();
+        expect(calls).toEqual(['https://a.com/1:60', 'https://a.com/2:60']);
+        locks.clear();
+    });
+
+    test('a lock that cannot be extended is reported lost: the request leaves the window and is no longer kept', async () => {
+        const clock = new ManualClock();
+        const warnings: string[] = [];
+        const window: FrontierWindow = new FrontierWindow(
+            10,
+            10,
+            new LockKeeper({
+                clock,
+                lockSecs: () => LOCK_SECS,
+                prolonger: () => async () => Promise.reject(new Error('Request with ID 1 has already been handled')),
+                lost: (r, e) => window.drop(e, r),
+                warn: (m) => warnings.push(m),
+            }),
+        );
+        const locks = (window as unknown as { locks: LockKeeper }).locks;
+        const entry = new DomainQueue('a.com', 'throttled-a.com');
+        window.file(entry, request('https://a.com/1'));
+        window.file(entry, request('https://a.com/2'));
+        entry.queued = 2;
+        clock.advance(20_000);
+        await locks.sweep();
+        expect(window.count).toBe(2);
+        clock.advance(11_000);
+        await locks.sweep();
+        expect([window.count, entry.queued, locks.size, entry.windowed]).toEqual([0, 0, 0, []]);
+        expect(warnings[0]).toMatch(/Lost the lock of https:\/\/a\.com\/1 .*already been handled/);
+    });
+
+    test('a request leaving the window gets a full lock time first; false when its lock is lost', async () => {
+        let answer: 'ok' | 'fail' = 'ok';
+        const calls: number[] = [];
+        const { clock, locks } = keeper(async (_r, secs) => {
+            calls.push(secs);
+            if (answer === 'fail') throw new Error('lost');
+            return clock.now() + secs * 1000;
+        });
+        const r = request('https://a.com/1');
+        expect(await locks.refresh(r, clock.now() + LOCK_SECS * 1000)).toBe(true);
+        expect(calls).toEqual([]);
+        expect(await locks.refresh(r, clock.now() + 10_000)).toBe(true);
+        expect(calls).toEqual([60]);
+        answer = 'fail';
+        expect(await locks.refresh(r, clock.now() + 10_000)).toBe(false);
+    });
+
+    test('without a way to extend locks (inner is no RequestQueue) nothing is swept and every request may leave', async () => {
+        const { clock, locks } = keeper(undefined);
+        const r = request('https://a.com/1');
+        locks.track(r, new DomainQueue('a.com', 'throttled-a.com'));
+        clock.advance(10 * LOCK_SECS * 1000);
+        await locks.sweep();
+        expect(locks.size).toBe(1);
+        expect(await locks.refresh(r, 0)).toBe(true);
+        locks.clear();
+    });
+
+    test("lockProlongerOf extends the lock in a Crawlee RequestQueue's storage, and fails once it is handled", async () => {
+        const queue = await RequestQueue.open('prolong-test', { config: memoryConfig() });
+        await queue.addRequest({ url: 'https://a.com/1' });
+        const fetched = (await queue.fetchNextRequest())!;
+        const prolong = lockProlongerOf(queue)!;
+        const lockedUntil = async () =>
+            (
+                (await (queue.client as unknown as { getQueue(): Promise<Record<string, unknown>> }).getQueue()) as {
+                    requests: Map<string, { get(): Promise<{ orderNo: number }> }>;
+                }
+            ).requests
+                .get(fetched.id!)!
+                .get()
+                .then((r) => r.orderNo);
+        const before = await lockedUntil();
+        const until = await prolong(fetched, 60);
+        expect(until).toBe(Math.abs(await lockedUntil()));
+        expect(until - Math.abs(before)).toBe(60_000);
+        await queue.markRequestHandled(fetched);
+        await expect(prolong(fetched, 60)).rejects.toThrow(/already been handled/);
+        expect(lockProlongerOf({} as never)).toBeUndefined();
+    });
+});
+
+describe('isAtRest: when an idle domain may be forgotten', () => {
+    const now = Date.UTC(2026, 0, 1);
+    const policy = resolvePolicy({}, {});
+    const quotaPolicy = resolvePolicy({}, { quota: 10, windowSecs: 60 });
+    const entry = () => new DomainQueue('a.com', 'throttled-a.com');
+    const state = () => new DomainState('a.com');
+
+    test('a fresh domain with nothing waiting is at rest, with or without a state', () => {
+        expect(isAtRest(entry(), undefined, policy, now)).toBe(true);
+        expect(isAtRest(entry(), state(), policy, now)).toBe(true);
+    });
+
+    test.each<[string, (e: DomainQueue, s: DomainState) => void]>([
+        ['requests queued', (e) => (e.queued = 1)],
+        ['requests in the window', (e) => (e.windowed = [{} as Request])],
+        ['filed in the scheduler', (e) => (e.scheduled = 'heap')],
+        ['an origin check running', (e) => (e.gatesPending = 1)],
+        ['an origin check due', (e) => e.checksDue.set('https://a.com', 'https://a.com/')],
+        ['a check retry pending', (e) => e.retryPending.add('https://a.com')],
+        ['a shared lease', (e) => (e.sharedLease = now)],
+        ['held for another scope', (e) => (e.blockedUntil = now + 1)],
+        ['its queue opening', (e) => (e.opening = Promise.resolve({} as never))],
+        ['a request in flight', (_e, s) => s.dispatch(now, 0, policy)],
+        ['its crawl-delay clock running', (_e, s) => (s.nextDispatchAt = now + 1)],
+        ['backing off', (_e, s) => (s.backoffUntil = now + 1)],
+        ['its backoff step remembered', (_e, s) => (s.decayAt = now + 1)],
+        [
+            'raised pacing',
+            (_e, s) => {
+                s.penaltyMs = 10_000;
+                s.lastTriggerAt = now;
+            },
+        ],
+        ['a run of refusals', (_e, s) => (s.refusingSince = now - 1)],
+        ['network errors in a row', (_e, s) => (s.consecutiveErrors = 1)],
+        ['skipped for its crawl delay', (_e, s) => (s.excessiveCrawlDelaySecs = 120)],
+        ['an announced pace', (_e, s) => (s.announcedUntil = now + 1)],
+    ])('not at rest with %s', (_name, change) => {
+        const e = entry();
+        const s = state();
+        change(e, s);
+        expect(isAtRest(e, s, policy, now)).toBe(false);
+    });
+
+    test('quota spent in the current window keeps it; in an earlier window it does not', () => {
+        const s = state();
+        s.spend(now, 1, quotaPolicy.quota);
+        expect(isAtRest(entry(), s, quotaPolicy, now)).toBe(false);
+        expect(isAtRest(entry(), s, quotaPolicy, now + 60_000)).toBe(true);
+    });
+});
