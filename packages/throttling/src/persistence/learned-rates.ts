@@ -144,4 +144,9 @@ class SeedingStateStore implements DomainStateStore {
     clear(): void {
         this.inner.clear();
     }
+
+    // Eviction (queueLayout 'shared') forgets a key's state through here.
+    delete(domain: string): void {
+        this.inner.delete?.(domain);
+    }
 }
