@@ -37,13 +37,19 @@ interface InFlight {
 const START = 1_780_000_000_000;
 
 /**
+ * A simulated site: polite-web's options, plus `refuseEvery`, a host that refuses every n-th request
+ * it gets (after any token-bucket check) whatever the pace: a share of refusals no pace avoids.
+ */
+export type SimSite = SiteOptions & { refuseEvery?: number };
+
+/**
  * Crawls simulated token-bucket sites with a `ThrottlingRequestManager` on a `ManualClock`: a crawler
  * of `crawlerConcurrency` tasks takes whatever the manager hands out, each site answers after its
  * latency (refusals at once, as an edge rate limiter does) with the headers polite-web would send.
  * No sleeping: the clock jumps to the next answer or the next ready time.
  */
 export async function simulateCrawl(
-    sites: SiteOptions[],
+    sites: SimSite[],
     pages: number,
     options: Partial<ThrottlingRequestManagerOptions> = {},
     crawlerConcurrency = 40,
@@ -121,15 +127,17 @@ export async function simulateCrawl(
 function arrive(
     request: Request,
     now: number,
-    byHost: Map<string, SiteOptions>,
+    byHost: Map<string, SimSite>,
     buckets: Map<string, TokenBucket>,
     arrivals: Map<string, { at: number; refused: boolean }[]>,
 ): InFlight {
     const host = new URL(request.url).hostname;
     const site = byHost.get(host)!;
     const bucket = buckets.get(host)!;
-    const refused = !bucket.tryTake(now);
-    arrivals.get(host)!.push({ at: now, refused });
+    const seen = arrivals.get(host)!;
+    const refused =
+        !bucket.tryTake(now) || (site.refuseEvery !== undefined && (seen.length + 1) % site.refuseEvery === 0);
+    seen.push({ at: now, refused });
     const refusal = { status: 429, retryAfter: 'seconds', rateLimitHeaders: 'none', ...site.refusal } as const;
     const headers = rateLimitHeaders(refusal.rateLimitHeaders, {
         limit: bucket.burst,

@@ -7,6 +7,7 @@ import { UNLIMITED } from '../../packages/throttling/src/pacing/domain-state-typ
 import { RAMPUP_DEFAULTS, RampupState } from '../../packages/throttling/src/pacing/rampup';
 import { resolveRampup } from '../../packages/throttling/src/options/policy';
 import { simulateCrawl } from '../helpers/rate-limited-sim';
+import type { SimSite } from '../helpers/rate-limited-sim';
 import { memoryConfig } from '../helpers/storage';
 
 const ADAPTIVE = resolveRampup(true)!;
@@ -69,6 +70,36 @@ describe('adaptive pacing: long crawls converge', () => {
             const steady = tail(result.arrivals.get('site.example')!, 0.5);
             expect(steady.acceptedPerSecond).toBeGreaterThanOrEqual(0.9 * rate);
             expect(steady.refusedShare).toBeLessThanOrEqual(0.01);
+        },
+    );
+});
+
+describe('adaptive pacing: refusals that do not follow the pace', () => {
+    /** Accepted answers per second over a part of one site's arrivals. */
+    const acceptedPerSecond = (part: { at: number; refused: boolean }[]) =>
+        (part.filter((a) => !a.refused).length - 1) / ((part[part.length - 1].at - part[0].at) / 1000);
+
+    test.each([
+        ['every 5th refused, 429 + Retry-After, no rate limit', { latencyMs: 20, refuseEvery: 5 }, 300],
+        [
+            'every 5th refused, bare 503, no rate limit',
+            { latencyMs: 20, refuseEvery: 5, refusal: { status: 503, retryAfter: 'none' } },
+            300,
+        ],
+        ['every 10th refused beside a 20 req/s bucket', { latencyMs: 50, rate: 20, burst: 5, refuseEvery: 10 }, 600],
+    ] as [string, Partial<SimSite>, number][])(
+        '%s: the pace holds instead of ratcheting down, and the crawl beats backoff alone',
+        async (_name, extra, pages) => {
+            const host: SimSite = { host: 'site.example', refusal: { status: 429, retryAfter: 'seconds' }, ...extra };
+            const adaptive = await simulateCrawl([host], pages, RAMPUP, 40, 900_000);
+            const backoffAlone = await simulateCrawl([host], pages, { rampup: false }, 40, 900_000);
+            expect(adaptive.done).toBe(pages);
+            const arrivals = adaptive.arrivals.get('site.example')!;
+            const third = Math.floor(arrivals.length / 3);
+            expect(acceptedPerSecond(arrivals.slice(2 * third))).toBeGreaterThanOrEqual(
+                0.9 * acceptedPerSecond(arrivals.slice(0, third)),
+            );
+            if (backoffAlone.done === pages) expect(adaptive.makespanMs).toBeLessThan(backoffAlone.makespanMs);
         },
     );
 });

@@ -22,6 +22,7 @@
  * Rates are requests per second; all times epoch ms. Decisions take `now` and read no clock.
  */
 import type { RampupPolicy } from './rampup';
+import { BackgroundRefusals } from './background-refusals';
 import { clamp, isCount, storedRate } from './rate-values';
 
 /** The serialisable state of one scope's adaptive pacing. */
@@ -68,7 +69,6 @@ const MIN_REFILL_SPAN_MS = 200;
 const MAX_REFILL_SPAN_MS = 4_000;
 /** A window counts for the pace only when this share of the dispatches the pace allowed went out. */
 const PACE_BOUND_SHARE = 0.6;
-
 /** Accepted answers per second since a refusal, and the most the rate can be given them. */
 interface DeliverySample {
     rate: number;
@@ -110,6 +110,8 @@ export class AdaptivePacer implements AdaptiveData {
     private firstAnswerAt = -1;
     private answered = 0;
     private readonly references: RefusalReference[] = [];
+    // Refusals that do not follow the pace: cuts they led to are undone, and they lead to no more.
+    private readonly background = new BackgroundRefusals();
     // The last paces that lived through a quiet window, so a refused one falls back to the one before.
     private quietPaces: number[] = [];
 
@@ -126,6 +128,7 @@ export class AdaptivePacer implements AdaptiveData {
     onDispatch(now: number, policy: RampupPolicy, backlog = Number.POSITIVE_INFINITY): void {
         this.backlog = backlog;
         this.sinceTrigger += 1;
+        this.background.onDispatch();
         if (this.windowStart < 0) this.windowStart = now;
         this.windowDispatches += 1;
         this.maybeCloseWindow(now, policy);
@@ -142,9 +145,11 @@ export class AdaptivePacer implements AdaptiveData {
      * the site named it. Refusals of requests already in flight during that wait are not reported (one
      * burst, one lesson).
      */
-    onTrigger(now: number, policy: RampupPolicy, waitMs = 0, serverGiven = true): void {
+    onTrigger(now: number, policy: RampupPolicy, waitMs = 0, serverGiven = true, refused = true): void {
         const sample = this.deliverySample(now);
         const last = this.references[this.references.length - 1];
+        this.background.onRefusal();
+        let emptyBucket = true;
         if (this.answered === (last?.answered ?? 0)) {
             // Refused again with no answer in between: no rate to learn, and the backoff (growing with
             // each such refusal) already holds the scope; a pace cut on top would only hide a stall.
@@ -154,10 +159,15 @@ export class AdaptivePacer implements AdaptiveData {
             if (gap >= MIN_REFILL_SPAN_MS && gap <= MAX_REFILL_SPAN_MS) this.boundBy(1000 / gap, policy);
         } else if (!Number.isFinite(this.rate)) {
             this.learnFirst(now, policy, sample, serverGiven ? waitMs : 0);
+        } else if (this.heldAsBackground()) {
+            // Refused about as often at a slower pace: these refusals do not follow the pace, and the
+            // bucket was not empty. The backoff still waits what the site asked.
+            emptyBucket = false;
         } else if (this.cutsInARow >= MAX_CUTS_IN_A_ROW) {
             // Cut twice and refused again before a quiet window: these refusals do not follow the pace
             // (a site refusing every other request, say). Lowering it further would only decay it.
         } else {
+            this.background.onCut({ ...this.bounds(), quietPaces: [...this.quietPaces] }, refused);
             this.learnAgain(policy, sample);
             this.cutsInARow += 1;
         }
@@ -167,8 +177,38 @@ export class AdaptivePacer implements AdaptiveData {
         this.quietWindows = 0;
         this.sinceTrigger = 0;
         this.notePace();
-        this.addReference(now, waitMs);
+        if (emptyBucket) this.addReference(now, waitMs);
         this.startWindow(now);
+    }
+
+    /**
+     * Whether the refusal is held as one that does not follow the pace: the cut before it did not lower
+     * the refused share (then undone, the pace held near the refused one, not doubled past it), or it
+     * comes no oftener than the background share.
+     */
+    private heldAsBackground(): boolean {
+        const verdict = this.background.judge(this.rate);
+        if (verdict.kind === 'held') return true;
+        if (verdict.kind === 'undo') {
+            const { bounds } = verdict;
+            this.rate = bounds.rate;
+            this.safeRate = bounds.safeRate;
+            this.unsafeRate = Math.min(bounds.unsafeRate, bounds.rate * CONVERGED_RATIO);
+            this.quietPaces = bounds.quietPaces;
+            this.quietRate = Math.max(0, ...this.quietPaces);
+            this.cutsInARow = Math.max(0, this.cutsInARow - 1);
+            return true;
+        }
+        return this.background.isBackground();
+    }
+
+    /** The share refused whatever the pace, as a cut found it; 0 while none was found. */
+    get backgroundShare(): number {
+        return this.background.share;
+    }
+
+    private bounds(): { rate: number; safeRate: number; unsafeRate: number } {
+        return { rate: this.rate, safeRate: this.safeRate, unsafeRate: this.unsafeRate };
     }
 
     /**
@@ -181,7 +221,7 @@ export class AdaptivePacer implements AdaptiveData {
         const sample = this.deliverySample(now);
         // Unpaced, or asking clearly faster than the site delivered: as telling as a refusal.
         if (!Number.isFinite(this.rate) || (sample && sample.rate < this.rate * EXHAUSTED_SHARE)) {
-            this.onTrigger(now, policy, waitMs);
+            this.onTrigger(now, policy, waitMs, true, false);
             return;
         }
         if (sample && sample.rate > this.safeRate) {

@@ -1,0 +1,89 @@
+import { BackgroundRefusals, bucketShare } from '../../packages/throttling/src/pacing/background-refusals';
+import type { PaceBounds } from '../../packages/throttling/src/pacing/background-refusals';
+
+const BOUNDS: PaceBounds = { rate: 4, safeRate: 4, unsafeRate: Infinity, quietPaces: [2] };
+
+/** `runs` runs of `length` dispatches, each ended by a refusal. */
+function refuse(b: BackgroundRefusals, length: number, runs = 1): void {
+    for (let r = 0; r < runs; r++) {
+        for (let i = 0; i < length; i++) b.onDispatch();
+        b.onRefusal();
+    }
+}
+
+describe('bucketShare: what a token bucket would refuse at another pace', () => {
+    test('a run of 5 at 4 req/s is a bucket of 3 req/s: at 2.96 req/s it refuses nothing', () => {
+        expect(bucketShare(4, 0.2, 2.96)).toBe(0);
+        expect(bucketShare(4, 0.2, 8)).toBeCloseTo(1 / (1 + 1 / (1 - 3 / 8)), 10);
+    });
+
+    test('every other request refused says nothing of the rate: a one-token bucket does so at any pace above it', () => {
+        expect(bucketShare(4, 0.5, 2)).toBe(0.5);
+    });
+});
+
+describe('BackgroundRefusals: a cut on trial', () => {
+    test('refused as often after a cut as before: the first refusal is held, the second undoes the cut', () => {
+        const b = new BackgroundRefusals();
+        refuse(b, 5, 2);
+        b.onCut(BOUNDS, true);
+        refuse(b, 5);
+        expect(b.judge(3)).toEqual({ kind: 'held' });
+        refuse(b, 5);
+        expect(b.judge(3)).toEqual({ kind: 'undo', bounds: BOUNDS });
+        expect(b.share).toBeCloseTo(0.2, 10);
+        // Refusals no oftener than that are background; clearly oftener ones are not.
+        refuse(b, 5);
+        expect(b.isBackground()).toBe(true);
+        refuse(b, 2, 3);
+        expect(b.isBackground()).toBe(false);
+    });
+
+    test('a share that fell after the cut followed the pace: the cut stands, nothing is background', () => {
+        const b = new BackgroundRefusals();
+        refuse(b, 5, 2);
+        b.onCut(BOUNDS, true);
+        refuse(b, 12);
+        expect(b.judge(3)).toEqual({ kind: 'followed' });
+        expect(b.share).toBe(0);
+        expect(b.isBackground()).toBe(false);
+    });
+
+    test('a shallow cut (above the accepted share of the refused pace) is not judged: it stands', () => {
+        const b = new BackgroundRefusals();
+        refuse(b, 5, 2);
+        b.onCut(BOUNDS, true);
+        refuse(b, 5);
+        expect(b.judge(3.5)).toEqual({ kind: 'followed' });
+    });
+
+    test('a share that rose after the cut (a one-token bucket above its rate) followed the pace', () => {
+        const b = new BackgroundRefusals();
+        refuse(b, 4);
+        b.onCut(BOUNDS, true);
+        refuse(b, 2);
+        expect(b.judge(2)).toEqual({ kind: 'followed' });
+    });
+
+    test('rare refusals and announced empty quotas put no cut on trial', () => {
+        const rare = new BackgroundRefusals();
+        refuse(rare, 20);
+        rare.onCut(BOUNDS, true);
+        refuse(rare, 20);
+        expect(rare.judge(3)).toEqual({ kind: 'none' });
+        const quota = new BackgroundRefusals();
+        refuse(quota, 5);
+        quota.onCut(BOUNDS, false);
+        refuse(quota, 5);
+        expect(quota.judge(3)).toEqual({ kind: 'none' });
+    });
+
+    test('a site refusing every other request whatever the pace is never called background', () => {
+        const b = new BackgroundRefusals();
+        refuse(b, 2, 2);
+        b.onCut(BOUNDS, true);
+        refuse(b, 2, 2);
+        expect(b.judge(2)).toEqual({ kind: 'followed' });
+        expect(b.share).toBe(0);
+    });
+});
