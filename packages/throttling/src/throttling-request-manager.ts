@@ -20,7 +20,7 @@ import { attachCrawler } from './integration/crawler-integration';
 import type { ThrottlerPort } from './integration/throttler-port';
 import type { ThrottlingEvents, ThrottlingListener } from './integration/throttling-events';
 import type { ResolvedThrottlingOptions, ThrottlingRequestManagerOptions } from './options/options';
-import { resolveThrottlingOptions } from './options/options';
+import { resolveThrottlingOptions } from './options/resolve-options';
 import type { ResolvedPolicy, ScopeSettings } from './options/policy';
 import type { PacingSignal } from './pacing/pacing-signal';
 import type { DomainSnapshot, Readiness } from './readiness/readiness';
