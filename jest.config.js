@@ -9,6 +9,7 @@ module.exports = {
     moduleNameMapper: {
         '^crawlee-throttling$': '<rootDir>/packages/throttling/src/index.ts',
         '^@crawlee-throttling/polite-web$': '<rootDir>/packages/polite-web/src/index.ts',
+        '^@crawlee-throttling/crawler-processes$': '<rootDir>/packages/crawler-processes/src/index.ts',
     },
     // End-to-end tests start real crawlers and servers; give them room on a 2-core machine.
     testTimeout: 60_000,

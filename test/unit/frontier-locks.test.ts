@@ -2,7 +2,7 @@ import type { Request } from '@crawlee/core';
 import { RequestQueue } from '@crawlee/core';
 
 import { DomainState, ManualClock } from '../../packages/throttling/src';
-import { resolvePolicy } from '../../packages/throttling/src/options/options';
+import { resolvePolicy } from '../../packages/throttling/src/options/resolve-options';
 import { isAtRest } from '../../packages/throttling/src/layout/at-rest';
 import { FrontierWindow } from '../../packages/throttling/src/layout/frontier-window';
 import type { LockProlonger } from '../../packages/throttling/src/layout/lock-keeper';

@@ -1,37 +1,12 @@
-import type { Redis } from 'ioredis';
+import { describeRedis } from '../helpers/redis';
+import { redisClockHosts } from '../helpers/redis-clock-hosts';
 
-import { RedisDomainClock } from 'crawlee-throttling';
-import type { Clock } from 'crawlee-throttling';
-import { REDIS_URL, deletePrefix, describeRedis, testRedis, uniquePrefix } from '../helpers/redis';
-
-const skewed = (offsetMs: number): Clock => ({ now: () => Date.now() + offsetMs });
 const SLACK = 250;
 // Real waits: these decisions run on Redis TIME, which no test can move by hand.
 const sleep = (ms: number) => new Promise((resolve) => setTimeout(resolve, ms));
 
 describeRedis('RedisDomainClock shared limits', () => {
-    let redis: Redis;
-    let prefix: string;
-    const clocks: RedisDomainClock[] = [];
-    const host = (offsetMs = 0) => {
-        const clock = new RedisDomainClock({ url: REDIS_URL, keyPrefix: prefix, clock: skewed(offsetMs) });
-        clocks.push(clock);
-        return clock;
-    };
-
-    beforeAll(() => {
-        redis = testRedis();
-    });
-    beforeEach(() => {
-        prefix = uniquePrefix('limits');
-    });
-    afterEach(async () => {
-        await Promise.all(clocks.splice(0).map((c) => c.close()));
-        await deletePrefix(redis, prefix);
-    });
-    afterAll(async () => {
-        await redis.quit();
-    });
+    const { host } = redisClockHosts('limits');
 
     describe('recordRefusal', () => {
         const policy = { baseMs: 10_000, maxMs: 60_000, factor: 2 };

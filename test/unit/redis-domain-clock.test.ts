@@ -1,12 +1,7 @@
-import type { Redis } from 'ioredis';
-
 import { RedisDomainClock, ThrottlingOptionsError } from 'crawlee-throttling';
-import type { Clock } from 'crawlee-throttling';
 import { clusterHashTag } from '../../packages/throttling/src/shared-clock/redis-keys';
-import { REDIS_URL, deletePrefix, describeRedis, testRedis, uniquePrefix } from '../helpers/redis';
-
-/** A host whose clock runs `offsetMs` off the real one (hosts' clocks differ; Redis TIME decides). */
-const skewed = (offsetMs: number): Clock => ({ now: () => Date.now() + offsetMs });
+import { REDIS_URL, describeRedis } from '../helpers/redis';
+import { redisClockHosts } from '../helpers/redis-clock-hosts';
 
 /** Slack for the time a call takes on a busy machine. */
 const SLACK = 250;
@@ -28,28 +23,8 @@ describe('RedisDomainClock options', () => {
 });
 
 describeRedis('RedisDomainClock against Redis', () => {
-    let redis: Redis;
-    let prefix: string;
-    const clocks: RedisDomainClock[] = [];
-    const host = (offsetMs = 0, idleTtlMs?: number) => {
-        const clock = new RedisDomainClock({ url: REDIS_URL, keyPrefix: prefix, clock: skewed(offsetMs), idleTtlMs });
-        clocks.push(clock);
-        return clock;
-    };
-
-    beforeAll(() => {
-        redis = testRedis();
-    });
-    beforeEach(() => {
-        prefix = uniquePrefix('clock');
-    });
-    afterEach(async () => {
-        await Promise.all(clocks.splice(0).map((c) => c.close()));
-        await deletePrefix(redis, prefix);
-    });
-    afterAll(async () => {
-        await redis.quit();
-    });
+    const hosts = redisClockHosts('clock');
+    const { host } = hosts;
 
     it('grants a free key, refuses it to another host until the armed time, then grants again', async () => {
         const [a, b] = [host(), host()];
@@ -164,14 +139,14 @@ describeRedis('RedisDomainClock against Redis', () => {
             await a.acquireSlot(key, 1, 3_000);
             await a.spendQuota(key, 1, 10, 60_000);
         }
-        const stored = await redis.keys(`{${prefix}*`);
+        const stored = await hosts.redis.keys(`{${hosts.prefix}*`);
         expect(stored).toHaveLength(keys.length * 3);
         // Each write sets the TTL by itself: a key only reserved, one only extended, one only settled.
         await a.reserve('reserved.com', now, now + 1_000);
         await a.extend('extended.com', { nextAt: now + 1_000 });
         await a.settle('settled.com', 0, now + 1_000);
         for (const key of ['reserved.com', 'extended.com', 'settled.com']) {
-            const ttl = await redis.pttl(a.keysOf(key).clock);
+            const ttl = await hosts.redis.pttl(a.keysOf(key).clock);
             expect(ttl).toBeGreaterThan(1_000 + 5_000 - SLACK * 4);
             expect(ttl).toBeLessThanOrEqual(1_000 + 5_000);
         }
@@ -179,11 +154,11 @@ describeRedis('RedisDomainClock against Redis', () => {
         for (const key of keys) {
             const { clock, slots, quota } = a.keysOf(key);
             // The clock's latest time is the backoff's decay, 2 s past its 2 s backoff.
-            const clockTtl = await redis.pttl(clock);
+            const clockTtl = await hosts.redis.pttl(clock);
             expect(clockTtl).toBeGreaterThan(4_000 + 5_000 - SLACK * 4);
             expect(clockTtl).toBeLessThanOrEqual(4_000 + 5_000);
-            expect(await redis.pttl(slots)).toBeGreaterThan(3_000 + 5_000 - SLACK * 4);
-            expect(await redis.pttl(quota)).toBeGreaterThan(5_000);
+            expect(await hosts.redis.pttl(slots)).toBeGreaterThan(3_000 + 5_000 - SLACK * 4);
+            expect(await hosts.redis.pttl(quota)).toBeGreaterThan(5_000);
         }
     });
 
@@ -191,9 +166,9 @@ describeRedis('RedisDomainClock against Redis', () => {
         const own = host();
         await own.close();
         expect(own.client.status).toBe('end');
-        const given = new RedisDomainClock({ client: redis, keyPrefix: prefix });
+        const given = new RedisDomainClock({ client: hosts.redis, keyPrefix: hosts.prefix });
         await given.reserve('a.com', Date.now(), Date.now() + 1);
         await given.close();
-        await expect(redis.ping()).resolves.toBe('PONG');
+        await expect(hosts.redis.ping()).resolves.toBe('PONG');
     });
 });

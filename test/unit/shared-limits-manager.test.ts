@@ -1,12 +1,12 @@
 import type { Request } from '@crawlee/core';
-import type { Redis } from 'ioredis';
 import { mkdtempSync, rmSync } from 'node:fs';
 import { tmpdir } from 'node:os';
 import { join } from 'node:path';
 
 import { FileDomainClock, ManualClock, RedisDomainClock, ThrottlingRequestManager } from 'crawlee-throttling';
 import type { SharedDomainClock, ThrottlingRequestManagerOptions } from 'crawlee-throttling';
-import { REDIS_URL, deletePrefix, describeRedis, testRedis, uniquePrefix } from '../helpers/redis';
+import { REDIS_URL, describeRedis } from '../helpers/redis';
+import { redisClockHosts } from '../helpers/redis-clock-hosts';
 import { memoryConfig } from '../helpers/storage';
 
 const HOST = 'shop.example';
@@ -187,29 +187,10 @@ describe('shared limits through FileDomainClock (manual clock)', () => {
 });
 
 describeRedis('shared limits through RedisDomainClock', () => {
-    let redis: Redis;
-    let prefix: string;
-    const clocks: RedisDomainClock[] = [];
-    beforeAll(() => {
-        redis = testRedis();
-    });
-    beforeEach(() => {
-        prefix = uniquePrefix('manager-limits');
-    });
-    afterEach(async () => {
-        await Promise.all(clocks.splice(0).map((c) => c.close()));
-        await deletePrefix(redis, prefix);
-    });
-    afterAll(async () => {
-        await redis.quit();
-    });
+    const hosts = redisClockHosts('manager-limits');
 
     sharedLimitRules(() => {
-        const store = () => {
-            const clock = new RedisDomainClock({ url: REDIS_URL, keyPrefix: prefix });
-            clocks.push(clock);
-            return clock;
-        };
+        const store = () => hosts.track(new RedisDomainClock({ url: REDIS_URL, keyPrefix: hosts.prefix }));
         const reader = store();
         return {
             make: (options = {}) =>
@@ -217,7 +198,7 @@ describeRedis('shared limits through RedisDomainClock', () => {
                     { domains: 'all', respectCrawlDelay: false, sharedClock: store(), ...options },
                     memoryConfig(),
                 ),
-            slotsHeld: async (key) => redis.zcount(reader.keysOf(key).slots, `(${Date.now()}`, '+inf'),
+            slotsHeld: async (key) => hosts.redis.zcount(reader.keysOf(key).slots, `(${Date.now()}`, '+inf'),
             level: async (key) => (await reader.read(key)).level,
             pass: (ms) => new Promise((resolve) => setTimeout(resolve, ms)),
         };

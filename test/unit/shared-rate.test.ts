@@ -1,15 +1,14 @@
-import type { Redis } from 'ioredis';
 import { mkdtempSync, rmSync } from 'node:fs';
 import { tmpdir } from 'node:os';
 import { join } from 'node:path';
 
-import { FileDomainClock, ManualClock, RedisDomainClock } from 'crawlee-throttling';
-import type { Clock, SharedDomainClock, SharedRate } from 'crawlee-throttling';
-import { REDIS_URL, deletePrefix, describeRedis, testRedis, uniquePrefix } from '../helpers/redis';
+import { FileDomainClock, ManualClock } from 'crawlee-throttling';
+import type { SharedDomainClock, SharedRate } from 'crawlee-throttling';
+import { describeRedis } from '../helpers/redis';
+import { redisClockHosts } from '../helpers/redis-clock-hosts';
 
 /** Slack for the time a Redis call takes on a busy machine. */
 const SLACK = 250;
-const skewed = (offsetMs: number): Clock => ({ now: () => Date.now() + offsetMs });
 
 /**
  * The rules every store keeps for a learned rate: the latest wins; bad input named. Redis carries `at`
@@ -82,27 +81,8 @@ describe('FileDomainClock learned rate', () => {
 });
 
 describeRedis('RedisDomainClock learned rate', () => {
-    let redis: Redis;
-    let prefix: string;
-    const clocks: RedisDomainClock[] = [];
-    const host = (offsetMs = 0, idleTtlMs?: number) => {
-        const clock = new RedisDomainClock({ url: REDIS_URL, keyPrefix: prefix, clock: skewed(offsetMs), idleTtlMs });
-        clocks.push(clock);
-        return clock;
-    };
-    beforeAll(() => {
-        redis = testRedis();
-    });
-    beforeEach(() => {
-        prefix = uniquePrefix('rate');
-    });
-    afterEach(async () => {
-        await Promise.all(clocks.splice(0).map((c) => c.close()));
-        await deletePrefix(redis, prefix);
-    });
-    afterAll(async () => {
-        await redis.quit();
-    });
+    const hosts = redisClockHosts('rate');
+    const { host } = hosts;
 
     rateRules(host, () => Date.now(), SLACK);
 
@@ -124,9 +104,9 @@ describeRedis('RedisDomainClock learned rate', () => {
         const a = host(0, 60_000);
         await a.shareRate('shop.example', 3, Date.now());
         const key = a.keysOf('shop.example').rate;
-        expect(key).toBe(`{${prefix}shop.example}:rate`);
-        expect(await redis.hget(key, 'rate')).toBe('3');
-        const ttl = await redis.pttl(key);
+        expect(key).toBe(`{${hosts.prefix}shop.example}:rate`);
+        expect(await hosts.redis.hget(key, 'rate')).toBe('3');
+        const ttl = await hosts.redis.pttl(key);
         expect(ttl).toBeGreaterThan(60_000 - SLACK);
         expect(ttl).toBeLessThanOrEqual(60_000);
     });

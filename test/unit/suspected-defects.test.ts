@@ -7,7 +7,7 @@ import type { Configuration, IRequestManager } from '@crawlee/core';
 import type { ThrottlingRequestManagerOptions } from '../../packages/throttling/src';
 import { ManualClock, ThrottlingRequestManager } from '../../packages/throttling/src';
 import { assemble } from '../../packages/throttling/src/assemble';
-import { resolveThrottlingOptions } from '../../packages/throttling/src/options/options';
+import { resolveThrottlingOptions } from '../../packages/throttling/src/options/resolve-options';
 import { MAX_DECLARED_ORIGINS_PER_KEY } from '../../packages/throttling/src/pacing/pacing-recorder';
 import { DomainQueue } from '../../packages/throttling/src/queues/domain-queue';
 import { DomainRequestQueue } from '../../packages/throttling/src/queues/domain-request-queue';
@@ -143,7 +143,12 @@ describe('caches stay bounded over many origins', () => {
 
     test('declared crawl delays: 1,000 subdomains keep at most MAX_DECLARED_ORIGINS_PER_KEY, and the largest delay', () => {
         const options = resolveThrottlingOptions({ domains: ['example.com'], throttleBy: 'registrableDomain' });
-        const quiet = { warning: () => undefined, warningOnce: () => undefined, error: () => undefined };
+        const quiet = {
+            info: () => undefined,
+            warning: () => undefined,
+            warningOnce: () => undefined,
+            error: () => undefined,
+        };
         const { recorder, states } = assemble(options, undefined, quiet);
         for (let i = 1; i <= 1_000; i++) {
             // The largest delay is declared first, so it must outlive every eviction.

@@ -4,6 +4,7 @@
  * when given a Redis URL. Its work comes as JSON in the B7_WORKER environment variable; it prints
  * one line `RESULT {...}` (a {@link WorkerResult}) when done.
  */
+import { serveWorker } from '@crawlee-throttling/crawler-processes';
 import { log, LogLevel, ProxyConfiguration } from '@crawlee/core';
 import { HttpCrawler } from '@crawlee/http';
 import { RedisDomainClock, ThrottlingRequestManager } from 'crawlee-throttling';
@@ -34,7 +35,6 @@ export interface WorkerResult {
 }
 
 export const WORKER_ENV = 'B7_WORKER';
-export const RESULT_PREFIX = 'RESULT ';
 
 async function main(task: WorkerTask): Promise<WorkerResult> {
     log.setLevel(LogLevel.ERROR);
@@ -75,12 +75,4 @@ async function main(task: WorkerTask): Promise<WorkerResult> {
     return { handled, failed: stats.requestsFailed, lateMs };
 }
 
-if (require.main === module) {
-    main(JSON.parse(process.env[WORKER_ENV] ?? '{}') as WorkerTask).then(
-        (result) => process.stdout.write(`${RESULT_PREFIX}${JSON.stringify(result)}\n`),
-        (error: unknown) => {
-            process.stderr.write(`${error instanceof Error ? (error.stack ?? error.message) : String(error)}\n`);
-            process.exitCode = 1;
-        },
-    );
-}
+if (require.main === module) serveWorker(WORKER_ENV, main);

@@ -1,14 +1,13 @@
-import { spawn } from 'node:child_process';
 import { randomBytes } from 'node:crypto';
 import { mkdtempSync, rmSync } from 'node:fs';
-import net from 'node:net';
 import { tmpdir } from 'node:os';
 import { join } from 'node:path';
 
+import { redisAnswers, runWorker } from '@crawlee-throttling/crawler-processes';
 import { type PoliteWeb, type SiteOptions, startPoliteWeb } from '@crawlee-throttling/polite-web';
 import { FileDomainClock, RedisDomainClock } from 'crawlee-throttling';
 
-import { RESULT_PREFIX, WORKER_ENV, type WorkerResult, type WorkerTask } from './redis-crawler-process';
+import { WORKER_ENV, type WorkerResult, type WorkerTask } from './redis-crawler-process';
 import { countRedisCommands, measureSharedClockCost, type SharedClockCost } from './shared-clock-cost';
 
 /** Sizes of B7. */
@@ -55,45 +54,6 @@ export interface RedisProcessesResult {
 /** The compiled worker (also when this module runs from src under jest: build first). */
 const WORKER = join(__dirname, '..', 'dist', 'redis-crawler-process.js');
 
-function redisAnswers(url: string): Promise<boolean> {
-    const u = new URL(url);
-    return new Promise((resolve) => {
-        const socket = net.connect(Number(u.port || 6379), u.hostname.replace(/^\[|\]$/g, ''));
-        const done = (ok: boolean) => {
-            socket.destroy();
-            resolve(ok);
-        };
-        socket.setTimeout(1_000, () => done(false));
-        socket.on('error', () => done(false));
-        socket.on('connect', () => socket.write('PING\r\n'));
-        socket.on('data', (d) => done(String(d).startsWith('+')));
-    });
-}
-
-function runWorker(task: WorkerTask, timeoutMs: number): Promise<WorkerResult> {
-    return new Promise((resolve, reject) => {
-        const child = spawn(process.execPath, [WORKER], {
-            env: { ...process.env, NODE_OPTIONS: '', [WORKER_ENV]: JSON.stringify(task) },
-            stdio: ['ignore', 'pipe', 'pipe'],
-        });
-        const timer = setTimeout(() => child.kill('SIGKILL'), timeoutMs);
-        let out = '';
-        let err = '';
-        child.stdout.on('data', (chunk: Buffer) => (out += chunk.toString()));
-        child.stderr.on('data', (chunk: Buffer) => (err += chunk.toString()));
-        child.on('error', reject);
-        child.on('close', (code, signal) => {
-            clearTimeout(timer);
-            const line = out.split('\n').find((l) => l.startsWith(RESULT_PREFIX));
-            if (line) resolve(JSON.parse(line.slice(RESULT_PREFIX.length)) as WorkerResult);
-            else
-                reject(
-                    new Error(`B7 crawler process ${task.label} ended (${signal ?? code}) without a result: ${err}`),
-                );
-        });
-    });
-}
-
 /** Every page of every site, dealt round-robin to `processes` lists: each process crawls a share of every site. */
 function deal(web: PoliteWeb, pages: number, processes: number): string[][] {
     const lists: string[][] = Array.from({ length: processes }, () => []);
@@ -119,8 +79,10 @@ async function runFleet(o: FleetOptions): Promise<FleetRun> {
     const startAt = Date.now() + o.sizes.startInMs;
     const results = await Promise.all(
         deal(o.web, o.pages, o.processes).map((urls, p) =>
-            runWorker(
-                {
+            runWorker<WorkerTask, WorkerResult>({
+                script: WORKER,
+                envName: WORKER_ENV,
+                task: {
                     urls,
                     proxyUrl: o.web.proxyUrl,
                     delaySecs: o.delaySecs,
@@ -130,8 +92,9 @@ async function runFleet(o: FleetOptions): Promise<FleetRun> {
                     label: String(p + 1),
                     ...(o.redis ? { redis: o.redis } : {}),
                 },
-                o.sizes.timeoutMs,
-            ),
+                killAfterMs: o.sizes.timeoutMs,
+                name: `B7 crawler process ${p + 1}`,
+            }),
         ),
     );
     const score = o.web.score();

@@ -1,12 +1,13 @@
 import { mkdir, writeFile } from 'node:fs/promises';
 import { resolve } from 'node:path';
 
+import { redisAnswers } from '@crawlee-throttling/crawler-processes';
 import { startPoliteWeb } from '@crawlee-throttling/polite-web';
 import type { ThrottlingRequestManagerOptions } from 'crawlee-throttling';
 
 import { type CrawlRun, runCrawl } from './crawl';
 import { formatLive, LivePrinter } from './live';
-import { DEFAULT_REDIS_URL, processThrottlerOptions, redisAnswers, runProcesses } from './processes';
+import { DEFAULT_REDIS_URL, processThrottlerOptions, runProcesses } from './processes';
 import { type ReportInput, renderReport } from './report';
 import { type DemoSite, demoSites } from './sites';
 import { type CrawlFigures, crawlFigures, formatSummary } from './summary';

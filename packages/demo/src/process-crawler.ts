@@ -5,6 +5,7 @@
  * sharing its clocks, slots and quotas in Redis when given a Redis URL. Its work comes as JSON in
  * the DEMO_WORKER environment variable; it prints one line `RESULT {...}` when done.
  */
+import { serveWorker } from '@crawlee-throttling/crawler-processes';
 import { CheerioCrawler } from '@crawlee/cheerio';
 import { log, LogLevel, ProxyConfiguration } from '@crawlee/core';
 import { RedisDomainClock, ThrottlingRequestManager } from 'crawlee-throttling';
@@ -33,7 +34,6 @@ export interface WorkerResult {
 }
 
 export const WORKER_ENV = 'DEMO_WORKER';
-export const RESULT_PREFIX = 'RESULT ';
 
 async function main(task: WorkerTask): Promise<WorkerResult> {
     log.setLevel(LogLevel.OFF);
@@ -74,12 +74,4 @@ async function main(task: WorkerTask): Promise<WorkerResult> {
     }
 }
 
-if (require.main === module) {
-    main(JSON.parse(process.env[WORKER_ENV] ?? '{}') as WorkerTask).then(
-        (result) => process.stdout.write(`${RESULT_PREFIX}${JSON.stringify(result)}\n`),
-        (error: unknown) => {
-            process.stderr.write(`${error instanceof Error ? (error.stack ?? error.message) : String(error)}\n`);
-            process.exitCode = 1;
-        },
-    );
-}
+if (require.main === module) serveWorker(WORKER_ENV, main);

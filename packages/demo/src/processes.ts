@@ -1,14 +1,13 @@
-import { spawn } from 'node:child_process';
 import { randomBytes } from 'node:crypto';
-import net from 'node:net';
 import { join } from 'node:path';
 
+import { runWorker } from '@crawlee-throttling/crawler-processes';
 import type { PoliteWeb } from '@crawlee-throttling/polite-web';
 import type { ThrottlingRequestManagerOptions } from 'crawlee-throttling';
 
 import type { CrawlRun, LiveView } from './crawl';
 import { countLog } from './crawl';
-import { RESULT_PREFIX, WORKER_ENV, type WorkerResult, type WorkerTask } from './process-crawler';
+import { WORKER_ENV, type WorkerResult, type WorkerTask } from './process-crawler';
 import type { DemoSite } from './sites';
 
 /** The compiled worker (also when this module runs from src under jest: build first). */
@@ -39,28 +38,6 @@ export function processThrottlerOptions(sites: readonly DemoSite[]): ThrottlingR
     return { domains: 'all', backoffStatusCodes: [429, 503], baseDelaySecs: 0.5, scopes };
 }
 
-/** Whether something answering like Redis listens at `url` (a PING within a second). */
-export function redisAnswers(url: string): Promise<boolean> {
-    let u: URL;
-    try {
-        u = new URL(url);
-    } catch {
-        return Promise.resolve(false);
-    }
-    return new Promise((resolve) => {
-        const socket = net.connect(Number(u.port || 6379), u.hostname.replace(/^\[|\]$/g, ''));
-        const done = (ok: boolean) => {
-            socket.destroy();
-            resolve(ok);
-        };
-        socket.setTimeout(1_000, () => done(false));
-        socket.on('error', () => done(false));
-        socket.on('connect', () => socket.write('PING\r\n'));
-        // "+PONG", or "-NOAUTH" from a Redis that wants a password (the URL's credentials are the clock's business).
-        socket.on('data', (d) => done(/^[+-]/.test(String(d))));
-    });
-}
-
 /** Every page of every site (`/` first), page j of each site to process j mod `processes`. */
 export function dealPages(web: PoliteWeb, sites: readonly DemoSite[], pages: number, processes: number): string[][] {
     const lists: string[][] = Array.from({ length: processes }, () => []);
@@ -71,28 +48,14 @@ export function dealPages(web: PoliteWeb, sites: readonly DemoSite[], pages: num
     return lists;
 }
 
-function runWorker(task: WorkerTask): Promise<WorkerResult> {
-    return new Promise((resolve, reject) => {
-        const child = spawn(process.execPath, [WORKER], {
-            env: { ...process.env, NODE_OPTIONS: '', [WORKER_ENV]: JSON.stringify(task) },
-            stdio: ['ignore', 'pipe', 'pipe'],
-        });
+function runDemoWorker(task: WorkerTask): Promise<WorkerResult> {
+    return runWorker<WorkerTask, WorkerResult>({
+        script: WORKER,
+        envName: WORKER_ENV,
+        task,
         // A process that does not end by itself well after its own cap is killed.
-        const timer = setTimeout(() => child.kill('SIGKILL'), task.timeoutMs + START_IN_MS + 15_000);
-        let out = '';
-        let err = '';
-        child.stdout.on('data', (chunk: Buffer) => (out += chunk.toString()));
-        child.stderr.on('data', (chunk: Buffer) => (err += chunk.toString()));
-        child.on('error', reject);
-        child.on('close', (code, signal) => {
-            clearTimeout(timer);
-            const line = out.split('\n').find((l) => l.startsWith(RESULT_PREFIX));
-            if (line) resolve(JSON.parse(line.slice(RESULT_PREFIX.length)) as WorkerResult);
-            else
-                reject(
-                    new Error(`Demo crawler process ${task.label} ended (${signal ?? code}) without a result: ${err}`),
-                );
-        });
+        killAfterMs: task.timeoutMs + START_IN_MS + 15_000,
+        name: `Demo crawler process ${task.label}`,
     });
 }
 
@@ -123,7 +86,7 @@ export async function runProcesses(kind: CrawlRun['kind'], o: ProcessesOptions):
     try {
         results = await Promise.all(
             dealPages(web, o.sites, o.pages, o.processes).map((urls, p) =>
-                runWorker({
+                runDemoWorker({
                     urls,
                     proxyUrl: web.proxyUrl,
                     throttlerOptions: o.throttlerOptions,

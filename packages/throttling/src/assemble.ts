@@ -1,5 +1,6 @@
 import type { Configuration } from '@crawlee/core';
 
+import { AlternatingFetch } from './dispatch/alternating-fetch';
 import { CompletionTracker } from './dispatch/completion-tracker';
 import type { Ticket } from './dispatch/dispatcher';
 import { Dispatcher } from './dispatch/dispatcher';
@@ -23,6 +24,10 @@ import { StatePersister } from './persistence/state-persister';
 import { DomainIntake } from './queues/domain-intake';
 import type { DomainQueue } from './queues/domain-queue';
 import { DomainRegistry } from './queues/domain-registry';
+import { QueueTotals } from './queues/queue-totals';
+import { StoragePurge } from './queues/storage-purge';
+import { CrawlEnd } from './readiness/crawl-end';
+import { DomainReport } from './readiness/domain-report';
 import { ReadinessProbe } from './readiness/readiness-probe';
 import { ResponseInterpreter } from './response/response-interpreter';
 import { OriginGate } from './robots/origin-gate';
@@ -35,6 +40,7 @@ import { SharedRefusals } from './shared-clock/shared-refusals';
 
 /** The log lines collaborators write. */
 export interface ManagerLog {
+    info(message: string): void;
     warning(message: string): void;
     warningOnce(message: string): void;
     error(message: string, data?: Record<string, unknown>): void;
@@ -64,6 +70,12 @@ export interface Collaborators {
     probe: ReadinessProbe;
     events: ThrottlingEventEmitter;
     editor: ScopeEditor;
+    /** `fetchNextRequest()`: the domain queues and `inner` by turns. */
+    fetcher: AlternatingFetch;
+    totals: QueueTotals;
+    report: DomainReport;
+    end: CrawlEnd;
+    purger: StoragePurge;
     /** The address scope of each request; undefined unless `throttleBy: 'ip'`. */
     ipScopes?: IpScopes;
     /** The frontier window and idle-domain eviction of `queueLayout: 'shared'`; undefined otherwise. */
@@ -84,6 +96,7 @@ export function assemble(
     const core = buildCore(options, config, log);
     const flow = buildFlow(core);
     const signals = buildSignals(core, flow);
+    const views = buildViews(core, flow, signals);
     for (const key of core.router.listedDomains) core.states.update(key, () => undefined);
     const { states, floor, router, registry, scheduler, handouts, quotas, shared, limits, dispatcher, wake, frontier } =
         core;
@@ -94,6 +107,7 @@ export function assemble(
         ipScopes: core.ipScopes,
         ...flow,
         ...signals,
+        ...views,
     };
 }
 
@@ -115,7 +129,9 @@ function buildCore(options: ResolvedThrottlingOptions, config: Configuration | u
     const late = (): { scheduler: Scheduler; wake: WakeSignal } => ({ scheduler, wake });
     const ipScopes: IpScopes | undefined = options.paceByIp ? buildIpScopes(options, log, late) : undefined;
     const { shared, limits, failures } = buildSharing(options, states, router, registry, log);
-    const quotas = new QuotaLedger(options, router, states, floor, limits, ipScopes);
+    // A corrected cost may have freed quota: queues held for it look again.
+    const quotaFreed = () => scheduler.releaseHolds(registry.all(), now());
+    const quotas = new QuotaLedger(options, router, states, floor, limits, ipScopes, quotaFreed);
     const dispatcher = new Dispatcher({ options, router, states, floor, shared, limits, quotas, handouts, clock });
     const scheduler = new Scheduler({
         readyAt: (entry, at) => dispatcher.readyAt(entry, at),
@@ -304,7 +320,29 @@ function buildSignals(core: Core, flow: ReturnType<typeof buildFlow>) {
     });
     const readyAt = (entry: DomainQueue, at: number) => dispatcher.readyAt(entry, at);
     const maxDomainStallMs = options.maxDomainStallMs;
-    const { innerServable } = core;
-    const probe = new ReadinessProbe({ clock, registry, scheduler, states, maxDomainStallMs, readyAt, innerServable });
+    const { innerServable, frontier, wake } = core;
+    const probe = new ReadinessProbe({
+        ...{ clock, registry, scheduler, states, maxDomainStallMs, readyAt, innerServable },
+        tidy: (at) => frontier?.tidy(at),
+        idle: () => wake.schedule(),
+    });
     return { recorder, responses, completions, probe };
+}
+
+/** What the manager answers about the whole crawl: fetch order, counts, reports, its end and a purge. */
+function buildViews(core: Core, flow: ReturnType<typeof buildFlow>, signals: ReturnType<typeof buildSignals>) {
+    const { clock, states, router, registry, floor, scheduler, frontier, wake, events } = core;
+    const { innerDrain, persister } = flow;
+    const report = new DomainReport({ clock, states, router, registry, floor });
+    return {
+        fetcher: new AlternatingFetch(innerDrain, flow.domainFetcher),
+        totals: new QueueTotals({ registry, movedCount: () => innerDrain.movedCount }),
+        report,
+        end: new CrawlEnd({ report, wake, persister, events, info: (m) => core.log.info(m) }),
+        purger: new StoragePurge({
+            ...{ registry, scheduler, states, frontier, innerDrain },
+            listedDomains: router.listedDomains,
+            recorder: signals.recorder,
+        }),
+    };
 }

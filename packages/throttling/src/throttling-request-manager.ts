@@ -14,19 +14,16 @@ import { log as crawleeLog } from '@crawlee/core';
 
 import type { Collaborators } from './assemble';
 import { assemble } from './assemble';
-import { PersistentRateLimitError } from './errors';
 import type { AttachableCrawler } from './integration/crawler-integration';
 import { attachCrawler } from './integration/crawler-integration';
 import type { ThrottlerPort } from './integration/throttler-port';
 import type { ThrottlingEvents, ThrottlingListener } from './integration/throttling-events';
 import type { ResolvedThrottlingOptions, ThrottlingRequestManagerOptions } from './options/options';
-import { resolveThrottlingOptions } from './options/options';
+import { resolveThrottlingOptions } from './options/resolve-options';
 import type { ResolvedPolicy, ScopeSettings } from './options/policy';
 import type { PacingSignal } from './pacing/pacing-signal';
 import type { DomainSnapshot, Readiness } from './readiness/readiness';
-import { snapshotOf } from './readiness/snapshot';
 import type { DomainStatistics } from './readiness/statistics';
-import { formatStatistics, statisticsOf } from './readiness/statistics';
 import type { NavigationContext } from './response/response-interpreter';
 import type { DomainGate, DomainGateOptions } from './robots/origin-gate';
 import type { RequestScopes } from './routing/request-scopes';
@@ -48,14 +45,10 @@ export class ThrottlingRequestManager implements IRequestManager, ThrottlerPort 
     private readonly parts: Collaborators;
     // First use: purge or restore, once.
     private initializing?: Promise<void>;
-    // Alternates the first look between domain queues and `inner`, so neither starves.
-    private preferInner = false;
     // A crawler wrote its settings onto this manager: it is serving a crawler.
     private servingCrawler = false;
     // Some integration listens to responses (attach() or handleResponse()).
     private integrated = false;
-    // The last end-of-crawl summary logged, so an idle poll after the end does not repeat it.
-    private lastSummary?: string;
     private readonly log = crawleeLog.child({ prefix: 'ThrottlingRequestManager' });
 
     constructor(options: ThrottlingRequestManagerOptions, config?: Configuration) {
@@ -135,14 +128,7 @@ export class ThrottlingRequestManager implements IRequestManager, ThrottlerPort 
      * header): `cost` replaces the estimate in `scope` (default: every scope the request spent in).
      */
     reportCost(request: Request, cost: number, scope?: string): void {
-        if (!this.parts.quotas.reportCost(request, cost, scope)) return;
-        // Quota may have been freed: queues held for it look again.
-        const now = this.options.clock.now();
-        for (const entry of this.parts.registry.all()) {
-            if (entry.blockedUntil <= now) continue;
-            entry.blockedUntil = 0;
-            this.parts.scheduler.refile(entry, now);
-        }
+        this.parts.quotas.reportCost(request, cost, scope);
     }
 
     // ---- IRequestManager --------------------------------------------------------------------------
@@ -170,11 +156,7 @@ export class ThrottlingRequestManager implements IRequestManager, ThrottlerPort 
                 'ThrottlingRequestManager is serving a crawler but was never attached: 429s and robots.txt crawl delays will not reach it. Call throttler.attach(crawler).',
             );
         }
-        this.preferInner = !this.preferInner;
-        const [first, second] = this.preferInner
-            ? [this.parts.innerDrain, this.parts.domainFetcher]
-            : [this.parts.domainFetcher, this.parts.innerDrain];
-        return ((await first.fetch()) ?? (await second.fetch())) as Request<T> | null;
+        return (await this.parts.fetcher.fetch()) as Request<T> | null;
     }
 
     /** @inheritdoc */
@@ -190,12 +172,7 @@ export class ThrottlingRequestManager implements IRequestManager, ThrottlerPort 
     /** @inheritdoc */
     async isEmpty(): Promise<boolean> {
         await this.ensureInitialized();
-        const now = this.options.clock.now();
-        this.parts.frontier?.tidy(now);
-        if (this.parts.scheduler.firstReady(now)) return false;
-        const empty = !(await this.parts.innerServable());
-        if (empty) this.parts.wake.schedule();
-        return empty;
+        return this.parts.probe.isEmpty();
     }
 
     /**
@@ -203,40 +180,23 @@ export class ThrottlingRequestManager implements IRequestManager, ThrottlerPort 
      * @throws PersistentRateLimitError when a domain has refused everything for `maxDomainStallSecs`.
      */
     async isFinished(): Promise<boolean> {
-        const readiness = await this.checkReadiness();
-        if (readiness.kind === 'stalled' || readiness.kind === 'finished') {
-            this.logSummary();
-            this.parts.wake.clear();
-            await this.persistState();
-            this.parts.persister.stop();
-        }
-        if (readiness.kind === 'stalled') {
-            for (const d of readiness.domains) this.parts.events.emit('stalled', { ...d });
-            throw new PersistentRateLimitError(readiness.domains);
-        }
-        return readiness.kind === 'finished';
+        return this.parts.end.settle(await this.checkReadiness());
     }
 
     /** @inheritdoc */
     async handledCount(): Promise<number> {
         await this.ensureInitialized();
-        const queues = [this.parts.registry.getInner(), ...this.parts.registry.openQueues()];
-        const counts = await Promise.all(queues.map(async (q) => (await q).handledCount()));
-        return counts.reduce((a, b) => a + b, 0) - this.parts.innerDrain.movedCount;
+        return this.parts.totals.handled();
     }
 
     /** @inheritdoc */
     getTotalCount(): number {
-        let total = this.parts.registry.openedInner?.getTotalCount() ?? 0;
-        for (const entry of this.parts.registry.all()) total += entry.opened?.getTotalCount() ?? 0;
-        return total - this.parts.innerDrain.movedCount;
+        return this.parts.totals.total();
     }
 
     /** @inheritdoc */
     getPendingCount(): number {
-        let pending = this.parts.registry.openedInner?.getPendingCount() ?? 0;
-        for (const entry of this.parts.registry.all()) pending += entry.opened?.getPendingCount() ?? 0;
-        return pending;
+        return this.parts.totals.pending();
     }
 
     async *[Symbol.asyncIterator](): AsyncGenerator<Request> {
@@ -365,32 +325,19 @@ export class ThrottlingRequestManager implements IRequestManager, ThrottlerPort 
      * rate and the crawl delay. Logged as a summary when the crawl ends, too.
      */
     stats(): readonly DomainStatistics[] {
-        const rows = [...this.parts.states.list()].map((s) => statisticsOf(s, this.parts.router.policyOf(s.domain)));
-        return Object.freeze(rows.filter((r) => r.requests > 0 || r.refused > 0));
+        return this.parts.report.stats();
     }
 
     /** A read-only view of every known domain's state, for users, reports and tests. */
     snapshot(): readonly DomainSnapshot[] {
-        const now = this.options.clock.now();
-        const out: DomainSnapshot[] = [];
-        for (const state of this.parts.states.list()) {
-            const queued = this.parts.registry.get(state.domain)?.queued ?? 0;
-            out.push(snapshotOf(state, this.parts.router.policyOf(state.domain), queued, this.parts.floor.ms, now));
-        }
-        return Object.freeze(out);
+        return this.parts.report.snapshot();
     }
 
     // ---- storage -----------------------------------------------------------------------------------
 
     /** Drops every throttled queue this manager knows and forgets all domain state. */
     async purge(): Promise<void> {
-        await this.parts.frontier?.release(this.parts.registry);
-        await this.parts.registry.dropDomainQueues();
-        this.parts.recorder.clear();
-        this.parts.scheduler.clear();
-        this.parts.states.clear();
-        for (const key of this.parts.router.listedDomains) this.parts.states.update(key, () => undefined);
-        this.parts.innerDrain.resetCount();
+        return this.parts.purger.purge();
     }
 
     /** Drops every queue underneath, `inner` included. */
@@ -405,15 +352,6 @@ export class ThrottlingRequestManager implements IRequestManager, ThrottlerPort 
      */
     async persistState(): Promise<void> {
         return this.parts.persister.save();
-    }
-
-    /** The end-of-crawl summary, once per finish, in the style of Crawlee's final statistics. */
-    private logSummary(): void {
-        const lines = formatStatistics(this.stats());
-        const summary = lines.join('\n  ');
-        if (lines.length === 0 || summary === this.lastSummary) return;
-        this.lastSummary = summary;
-        this.log.info(`Final throttling statistics per domain:\n  ${summary}`);
     }
 
     /** First use: opens `inner`, then purges earlier runs' queues or restores them (resume). */

@@ -2,7 +2,7 @@ import { ThrottlingOptionsError } from '../errors';
 import type { ScopeRouter } from '../routing/scope-router';
 import { normalizeScope } from '../routing/request-scopes';
 import type { ResolvedThrottlingOptions } from './options';
-import { baseSettingsOf, resolvePolicy } from './options';
+import { baseSettingsOf, resolvePolicy } from './resolve-options';
 import { formatOptionIssues, scopeSchema } from './options-schema';
 import type { ResolvedPolicy, ScopeSettings } from './policy';
 

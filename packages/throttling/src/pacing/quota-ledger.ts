@@ -40,6 +40,8 @@ export class QuotaLedger {
         private readonly limits: SharedLimits,
         // The address scope of each request, under throttleBy: 'ip'.
         private readonly ipScopes?: IpScopes,
+        // A reported cost changed a spend: queues held for quota may go now.
+        private readonly freed?: () => void,
     ) {}
 
     /**
@@ -122,6 +124,7 @@ export class QuotaLedger {
             this.states.update(pair[0], (s) => s.adjustSpend(spend.at, delta, policy.quota));
             for (const shared of spend.shared ?? []) if (shared.key === pair[0]) this.limits.adjust(shared, delta);
         }
+        this.freed?.();
         return true;
     }
 

@@ -17,6 +17,10 @@ export interface ReadinessProbeDeps {
     readyAt(entry: DomainQueue, now: number): number;
     /** Whether `inner` has work a fetch could take now (not while the frontier window is full). */
     innerServable(): Promise<boolean>;
+    /** Evicts idle domains under `queueLayout: 'shared'` (the pool polls here as the crawl winds down). */
+    tidy(now: number): void;
+    /** Nothing can be fetched now: arms the wake-up for when held-back work becomes ready. */
+    idle(): void;
 }
 
 /**
@@ -26,6 +30,16 @@ export interface ReadinessProbeDeps {
  */
 export class ReadinessProbe {
     constructor(private readonly deps: ReadinessProbeDeps) {}
+
+    /** Whether nothing can be fetched now, though work may still wait for a clock. */
+    async isEmpty(): Promise<boolean> {
+        const now = this.deps.clock.now();
+        this.deps.tidy(now);
+        if (this.deps.scheduler.firstReady(now)) return false;
+        const empty = !(await this.deps.innerServable());
+        if (empty) this.deps.idle();
+        return empty;
+    }
 
     async check(): Promise<Readiness> {
         const { registry, scheduler, clock } = this.deps;

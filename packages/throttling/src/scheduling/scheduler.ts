@@ -55,6 +55,15 @@ export class Scheduler {
         this.touch(entry, now);
     }
 
+    /** Lifts every hold (`blockedUntil`) still running and files its domain again: what held it may be gone. */
+    releaseHolds(entries: Iterable<DomainQueue>, now: number): void {
+        for (const entry of entries) {
+            if (entry.blockedUntil <= now) continue;
+            entry.blockedUntil = 0;
+            this.refile(entry, now);
+        }
+    }
+
     /** The first ready domain with work, re-filing stale ring entries in front of it. */
     firstReady(now: number): DomainQueue | undefined {
         this.promoteDue(now);
