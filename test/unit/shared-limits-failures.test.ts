@@ -178,11 +178,28 @@ describe('a failing shared clock on the new paths (onSharedClockError)', () => {
         };
         return { file, failures };
     };
-    const manager = (sharedClock: SharedDomainClock, options: Partial<ThrottlingRequestManagerOptions> = {}) =>
-        new ThrottlingRequestManager(
+    // Requests each manager handed out: finished after the test, so no slot renewal (a real, unref'd
+    // timer) outlives it and logs into a later test's run.
+    const handedOut: { m: ThrottlingRequestManager; requests: Request[] }[] = [];
+    afterEach(async () => {
+        for (const { m, requests } of handedOut.splice(0))
+            for (const request of requests) await m.markRequestHandled(request).catch(() => undefined);
+    });
+    const manager = (sharedClock: SharedDomainClock, options: Partial<ThrottlingRequestManagerOptions> = {}) => {
+        const m = new ThrottlingRequestManager(
             { domains: 'all', clock, respectCrawlDelay: false, concurrency: 2, sharedClock, ...options },
             memoryConfig(),
         );
+        const requests: Request[] = [];
+        const fetch = m.fetchNextRequest.bind(m);
+        m.fetchNextRequest = async () => {
+            const request = await fetch();
+            if (request) requests.push(request);
+            return request;
+        };
+        handedOut.push({ m, requests });
+        return m;
+    };
     const warnings = () => {
         const spies = [
             jest.spyOn(Object.getPrototypeOf(log), 'warning'),
