@@ -332,6 +332,58 @@ export class AdaptivePacer implements AdaptiveData {
         }
     }
 
+    // ---- Pacing shared with other processes (shared-clock/shared-rate-sync.ts drives these two) ----
+
+    /**
+     * Dispatches and accepted answers of the other processes pacing this scope through one shared
+     * clock. They count in the windows and delivery samples as this process's own do, so both measure
+     * the site, not this process's share of it (which would pin N processes at 1/N of its rate).
+     */
+    noteOthers(now: number, dispatches: number, answers: number): void {
+        if (answers > 0 && this.answered === 0) this.firstAnswerAt = now;
+        this.answered += answers;
+        this.sinceTrigger += dispatches;
+        if (this.windowStart >= 0) this.windowDispatches += dispatches;
+    }
+
+    /**
+     * A dispatch counted here did not go out after all (another process held the shared clock or
+     * slot, the queue was empty): it proves nothing about the pace. Without this, a process asking a
+     * shared clock every 100 ms counts each refused attempt and doubles a pace it never sent at.
+     */
+    undoDispatch(): void {
+        if (this.windowDispatches > 0) this.windowDispatches -= 1;
+        if (this.sinceTrigger > 0) this.sinceTrigger -= 1;
+    }
+
+    /**
+     * Another process sharing this scope's pace set it to `rate`; this one follows. A lower pace was
+     * a refusal there: as if refused here at the pace asked for (kept as the refused bound), measured
+     * from now. A higher one was a quiet window there: the pace asked for here lived through it too.
+     */
+    follow(now: number, policy: RampupPolicy, rate: number): void {
+        const asked = this.rate;
+        const next = clamp(rate, policy);
+        this.startWindow(now);
+        if (next >= asked) {
+            if (Number.isFinite(asked)) {
+                this.safeRate = Math.max(this.safeRate, asked);
+                this.quietRate = Math.max(this.quietRate, asked);
+                this.quietPaces = [...this.quietPaces.slice(-7), asked];
+            }
+            this.rate = next;
+            return;
+        }
+        this.rate = next;
+        this.safeRate = next;
+        this.unsafeRate = Math.min(this.unsafeRate, asked);
+        this.extraConcurrency = Math.min(this.extraConcurrency, this.safeExtraConcurrency);
+        this.quietWindows = 0;
+        this.sinceTrigger = 0;
+        this.notePace();
+        this.addReference(now, 0);
+    }
+
     /** Notes the pace now asked for in every reference, for their ceilings. */
     private notePace(): void {
         for (const ref of this.references) ref.minPace = Math.min(ref.minPace, this.rate);
