@@ -13,6 +13,8 @@ import {
 } from '../../packages/throttling/src';
 import type { SharedDomainClock } from '../../packages/throttling/src';
 import { AdaptivePacer } from '../../packages/throttling/src/pacing/adaptive-pacer';
+import { DomainState } from '../../packages/throttling/src/pacing/domain-state';
+import { UNLIMITED } from '../../packages/throttling/src/pacing/domain-state-types';
 import { resolveRampup } from '../../packages/throttling/src/options/policy';
 import { SIM_HOST, SIM_START, simulateSharedCrawl, steadyPace } from '../helpers/shared-rate-sim';
 import { memoryConfig } from '../helpers/storage';
@@ -52,6 +54,19 @@ describe('a learned rate shared by processes (FileDomainClock, simulated token b
         expect(together.refused).toBeLessThanOrEqual(0.05);
         const refused = shared.arrivals.filter((a) => a.refused).length;
         expect(refused / shared.arrivals.length).toBeLessThanOrEqual(0.05);
+    }, 120_000);
+
+    test('two processes hold the pace they proved: a pace held just under it is no cut for the other', async () => {
+        const shared = await simulateSharedCrawl({
+            processes: 2,
+            pagesEach: 240,
+            site: SITE,
+            sharedFor: (clock) => new FileDomainClock(dir, { clock }),
+        });
+        const steady = steadyPace(shared.arrivals, 30_000);
+        console.log('SHARED RATE SIM 2', JSON.stringify(steady));
+        expect(steady.pace).toBeGreaterThan(SITE.rate * 0.8);
+        expect(steady.refused).toBeLessThanOrEqual(0.05);
     }, 120_000);
 });
 
@@ -200,6 +215,19 @@ describe('AdaptivePacer, fed by other processes', () => {
         };
         expect(grown(2)).toBeGreaterThan(6);
         expect(grown(0)).toBe(6);
+    });
+
+    test('a dispatch a scope takes back (the shared clock said not yet) is taken back from its pacer too', () => {
+        const state = new DomainState(SIM_HOST);
+        const policy = { ...UNLIMITED, rampup: ADAPTIVE };
+        state.ramp(ADAPTIVE);
+        (state.rampupState as AdaptivePacer).rate = 6;
+        for (let t = 0; t <= 2_000; t += 100) {
+            const reservation = state.dispatch(t, 0, policy);
+            if (t % 500 !== 0) state.cancelDispatch(reservation);
+            else state.nextDispatchAt = t;
+        }
+        expect(state.rampupState!.rate).toBe(6);
     });
 
     test('a dispatch undone (another process held the shared clock) proves no pace', () => {
