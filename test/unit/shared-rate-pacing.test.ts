@@ -56,6 +56,20 @@ describe('a learned rate shared by processes (FileDomainClock, simulated token b
         expect(refused / shared.arrivals.length).toBeLessThanOrEqual(0.05);
     }, 120_000);
 
+    test('a growth is shared only after seeing the pace no other process moved meanwhile: three processes keep 80 % of a 5 req/s site', async () => {
+        const shared = await simulateSharedCrawl({
+            processes: 3,
+            pagesEach: 80,
+            site: { rate: 5, burst: 1, latencyMs: 20 },
+            sharedFor: (clock) => new FileDomainClock(dir, { clock }),
+        });
+        const steady = steadyPace(shared.arrivals, 30_000);
+        const refused = shared.arrivals.filter((a) => a.refused).length / shared.arrivals.length;
+        console.log('SHARED RATE SIM 3x5', JSON.stringify({ steady, refused }));
+        expect(steady.pace).toBeGreaterThan(5 * 0.8);
+        expect(refused).toBeLessThanOrEqual(0.05);
+    }, 120_000);
+
     test('two processes hold the pace they proved: a pace held just under it is no cut for the other', async () => {
         const shared = await simulateSharedCrawl({
             processes: 2,

@@ -127,41 +127,22 @@ export class SharedRateSync {
             return;
         }
         share.dirty = false;
+        // A pace learned here from a refusal goes to every process at once: a cut is always news.
         const pace = this.pacerOf(key)?.rate ?? Number.NaN;
-        // A pace learned here from a refusal or raised by a quiet window goes to every process. A pace
-        // held just under the proven one (converged) does not: taken as a cut elsewhere, it would
-        // ratchet every process down, a step per window.
-        const moved = share.refused ? pace !== share.rate : pace > share.rate;
+        if (share.refused && Number.isFinite(pace) && pace !== share.rate) this.claim(share, pace, now);
         share.refused = false;
-        if (Number.isFinite(pace) && moved) {
-            share.offer = { rate: pace, at: now };
-            share.rateAt = now;
-            share.rate = pace;
-        }
-        const offer = share.offer;
-        share.offer = undefined;
-        if (offer) {
-            failures.quietly(
-                `Could not share the learned rate of ${key}; each process paces it by its own until the store answers again`,
-                () => shared!.shareRate!(key, offer.rate, offer.at, now),
-                () => {
-                    // Sent again with the next tally, unless a newer cut replaced it.
-                    if (share.rateAt === offer.at) share.offer ??= offer;
-                },
-            );
-        }
+        this.sendOffer(key, share, now);
         const dispatched = states.read(key)?.dispatched ?? 0;
         // A state made anew (evicted, purged) counts from 0 again.
         if (dispatched < share.sentDispatched) share.sentDispatched = dispatched;
         const add = { dispatched: dispatched - share.sentDispatched, answered: share.unsentAnswers };
         share.sentDispatched = dispatched;
         share.unsentAnswers = 0;
-        const started = now;
         share.inFlightSince = now;
         void andThen(
             outcomeOf(() => shared!.tally!(key, add, now)),
             (answer) => {
-                if (share.inFlightSince === started) share.inFlightSince = 0;
+                if (share.inFlightSince === now) share.inFlightSince = 0;
                 if (!answer.ok) return this.failed(key, share, add, answer.error);
                 this.apply(key, share, add, answer.value);
                 // A failed call waits for the next answer: a store that fails at once must not spin.
@@ -170,7 +151,33 @@ export class SharedRateSync {
         );
     }
 
-    /** Feeds the other processes' counts since the last tally to the pacer, and follows a newer cut. */
+    /** This process's pace becomes the key's: offered to the store, newer than anything seen so far. */
+    private claim(share: KeyShare, rate: number, now: number): void {
+        share.offer = { rate, at: now };
+        share.rateAt = now;
+        share.rate = rate;
+    }
+
+    private sendOffer(key: string, share: KeyShare, now: number): void {
+        const offer = share.offer;
+        share.offer = undefined;
+        if (!offer) return;
+        this.options.failures.quietly(
+            `Could not share the learned rate of ${key}; each process paces it by its own until the store answers again`,
+            () => this.options.shared!.shareRate!(key, offer.rate, offer.at, now),
+            () => {
+                // Sent again with the next tally, unless a newer move replaced it.
+                if (share.rateAt === offer.at) share.offer ??= offer;
+            },
+        );
+    }
+
+    /**
+     * Feeds the other processes' counts since the last tally to the pacer; then follows a pace another
+     * process set since this one last looked, or else shares a pace a quiet window raised here. Only
+     * then: a window closed here without knowing of a cut made elsewhere meanwhile, and its growth,
+     * shared later than the cut, would undo it.
+     */
     private apply(key: string, share: KeyShare, sent: TallyCounts, totals: SharedTally): void {
         const pacer = this.pacerOf(key);
         const now = this.options.failures.now();
@@ -183,10 +190,19 @@ export class SharedRateSync {
             pacer.noteOthers(now, others('dispatched'), others('answered'));
         }
         const rate = totals.rate;
-        if (!rate || rate.at <= share.rateAt || now - rate.at > FOLLOW_HORIZON_MS) return;
+        if (rate && rate.at > share.rateAt && now - rate.at <= FOLLOW_HORIZON_MS) {
+            this.follow(key, share, pacer, rate, now);
+        } else if (Number.isFinite(pacer.rate) && pacer.rate > share.rate) {
+            // A pace held just under the proven one (converged) is not shared: taken as a cut
+            // elsewhere, it would ratchet every process down, a step per window.
+            this.claim(share, pacer.rate, now);
+            this.sendOffer(key, share, now);
+        }
+    }
+
+    private follow(key: string, share: KeyShare, pacer: AdaptivePacer, rate: SharedRate, now: number): void {
         share.rateAt = rate.at;
-        if (rate.rate === pacer.rate) return;
-        pacer.follow(now, this.options.router.policyOf(key).rampup!, rate.rate);
+        if (rate.rate !== pacer.rate) pacer.follow(now, this.options.router.policyOf(key).rampup!, rate.rate);
         share.rate = pacer.rate;
         // The next dispatch was armed at the pace just left: it waits one interval of the new one,
         // as after a refusal here.
