@@ -27,7 +27,10 @@ function withoutTally(clock: FileDomainClock): SharedDomainClock {
     const methods = ['reserve', 'extend', 'settle', 'recordRefusal', 'acquireSlot', 'renewSlot', 'releaseSlot'];
     const more = ['spendQuota', 'adjustQuota', 'shareRate', 'readRate'];
     return Object.fromEntries(
-        [...methods, ...more].map((m) => [m, (clock as unknown as Record<string, Function>)[m].bind(clock)]),
+        [...methods, ...more].map((m) => [
+            m,
+            (clock as unknown as Record<string, (...args: unknown[]) => unknown>)[m].bind(clock),
+        ]),
     ) as unknown as SharedDomainClock;
 }
 

@@ -41,7 +41,7 @@ function rateRules(make: (offsetMs?: number) => SharedDomainClock, now: () => nu
         near(await a.readRate!('shop.example'), 0.1 + 0.2, t + 1_000);
     });
 
-    it('tallies every host\'s dispatches and accepted answers per key, and answers the rate in force with them', async () => {
+    it("tallies every host's dispatches and accepted answers per key, and answers the rate in force with them", async () => {
         const [a, b] = [make(), make()];
         expect(await a.tally!('shop.example', { dispatched: 3, answered: 2 })).toEqual({ dispatched: 3, answered: 2 });
         expect(await b.tally!('shop.example', { dispatched: 4, answered: 1 })).toEqual({ dispatched: 7, answered: 3 });

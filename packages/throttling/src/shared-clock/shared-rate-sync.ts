@@ -52,12 +52,14 @@ export interface SharedRateSyncOptions {
  *
  * Each process's own answers are about 1/N of what the site accepts, so a rate learned from them
  * would pin N processes together at 1/N of the site's rate. So every process adds its dispatches and
- * accepted answers to the key's totals in the store (`tally`, after each answer, one call in flight per
- * key) and feeds the other processes' share of them to its pacer: windows and delivery samples then
- * count the site's traffic, not this process's share. A refused process shares the pace it cut to
- * (`shareRate`); the others follow it when their next tally answers it. Growth after quiet windows is
- * each process's own: they all see the same totals, so they grow alike, and a growth shared late
- * would override a cut made meanwhile.
+ * accepted answers to the key's totals in the store (`tally`, when a request leaves and when an answer
+ * comes, one call in flight per key) and feeds the other processes' share of them to its pacer:
+ * windows and delivery samples then count the site's traffic, not this process's share. The pace is
+ * one for all, the latest move wins: a refused process offers its cut at once (`shareRate`); a quiet
+ * window's growth is offered only once a tally shows no other process moved the pace meanwhile (a
+ * growth offered later than a cut would undo it); a pace held just under the proven one is not offered
+ * (taken as a cut elsewhere it would ratchet every process down). Every tally answers the pace in
+ * force, and a newer one is followed.
  *
  * Nothing here decides a dispatch: a failing or slow store only costs the sharing (one warning, the
  * counts kept for the next call), whatever `onSharedClockError` says, and never holds a request.
