@@ -169,6 +169,30 @@ describe('following the pace another process set', () => {
         await answer(b.manager, second!, 200);
     });
 
+    test('a store whose shareRate fails at once, and tallies, is not asked again and again: the offer waits for the next request', async () => {
+        const clock = new ManualClock(SIM_START);
+        const file = new FileDomainClock(dir, { clock });
+        let offers = 0;
+        const failing: SharedDomainClock = Object.assign(withoutTally(file), {
+            tally: file.tally.bind(file),
+            shareRate: () => {
+                offers += 1;
+                throw new Error('store down');
+            },
+        });
+        const warnOnce = jest.spyOn(Object.getPrototypeOf(log), 'warningOnce').mockImplementation(() => undefined);
+        const [a] = managers(clock, failing);
+        await a.manager.addRequestsBatched(
+            [0, 1, 2, 3].map((i) => ({ url: `https://${SIM_HOST}/${i}` })),
+            { waitForAllRequestsToBeAdded: true },
+        );
+        await refuseA(clock, a.manager);
+        warnOnce.mockRestore();
+        // The cut was offered once at the refusal, and once more with each later call at most.
+        expect(offers).toBeGreaterThan(0);
+        expect(offers).toBeLessThanOrEqual(2);
+    });
+
     test('a store whose tally and shareRate fail loses no request and throws nothing: one warning, pacing goes on alone', async () => {
         const clock = new ManualClock(SIM_START);
         const file = new FileDomainClock(dir, { clock });
