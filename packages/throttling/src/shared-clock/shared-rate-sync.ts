@@ -147,8 +147,9 @@ export class SharedRateSync {
                 if (share.inFlightSince === now) share.inFlightSince = 0;
                 if (!answer.ok) return this.failed(key, share, add, answer.error);
                 this.apply(key, share, add, answer.value);
-                // A failed call waits for the next answer: a store that fails at once must not spin.
-                if (share.dirty || share.offer) this.flush(key, share);
+                // Only what came meanwhile goes at once; a failed call (an offer kept for later) waits
+                // for the next dispatch or answer: a store that fails at once must not spin.
+                if (share.dirty) this.flush(key, share);
             },
         );
     }
