@@ -10,6 +10,8 @@ export interface ProcessResult {
     failed: number;
     /** When each request left the process (its navigation hook), epoch ms. */
     sent: { url: string; at: number }[];
+    /** Each domain's pace at the end under adaptive pacing, requests per second (fixtures that report it). */
+    paces?: Record<string, number | undefined>;
     /** What the process logged (the throttler's warnings). */
     stderr: string;
 }

@@ -65,6 +65,18 @@ describe('BackgroundRefusals: a cut on trial', () => {
         expect(b.judge(2)).toEqual({ kind: 'followed' });
     });
 
+    test('dispatches the shared clock turned back do not count in the refused share', () => {
+        const b = new BackgroundRefusals();
+        refuse(b, 5, 2);
+        b.onCut(BOUNDS, true);
+        for (let i = 0; i < 20; i++) {
+            b.onDispatch();
+            b.undoDispatch();
+        }
+        refuse(b, 5);
+        expect(b.judge(3)).toEqual({ kind: 'held' });
+    });
+
     test('rare refusals and announced empty quotas put no cut on trial', () => {
         const rare = new BackgroundRefusals();
         refuse(rare, 20);

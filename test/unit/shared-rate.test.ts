@@ -40,6 +40,34 @@ function rateRules(make: (offsetMs?: number) => SharedDomainClock, now: () => nu
         near(await a.readRate!('shop.example'), 0.1 + 0.2, t + 1_000);
     });
 
+    it("tallies every host's dispatches and accepted answers per key, and answers the rate in force with them", async () => {
+        const [a, b] = [make(), make()];
+        expect(await a.tally!('shop.example', { dispatched: 3, answered: 2 })).toEqual({ dispatched: 3, answered: 2 });
+        expect(await b.tally!('shop.example', { dispatched: 4, answered: 1 })).toEqual({ dispatched: 7, answered: 3 });
+        // Nothing to add: a read of the totals.
+        expect(await a.tally!('shop.example', { dispatched: 0, answered: 0 })).toEqual({ dispatched: 7, answered: 3 });
+        expect(await b.tally!('other.example', { dispatched: 1, answered: 1 })).toEqual({ dispatched: 1, answered: 1 });
+        const t = now();
+        await b.shareRate!('shop.example', 2.5, t);
+        const after = await a.tally!('shop.example', { dispatched: 1, answered: 0 });
+        expect([after.dispatched, after.answered]).toEqual([8, 3]);
+        near(after.rate, 2.5, t);
+    });
+
+    it('names a tally count that is not a whole number >= 0', async () => {
+        const a = make();
+        for (const [field, bad] of [
+            ['dispatched', -1],
+            ['answered', 1.5],
+            ['dispatched', Number.NaN],
+        ] as const) {
+            const add = { dispatched: 0, answered: 0, [field]: bad };
+            await expect(async () => a.tally!('shop.example', add)).rejects.toThrow(
+                new RegExp(`tally ${field} must be a whole number >= 0, got`),
+            );
+        }
+    });
+
     it('names a rate that is not a number > 0', async () => {
         const a = make();
         for (const bad of [0, -1, Number.POSITIVE_INFINITY, Number.NaN]) {

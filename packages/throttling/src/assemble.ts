@@ -36,6 +36,7 @@ import { Scheduler } from './scheduling/scheduler';
 import { SharedClockFailures } from './shared-clock/shared-clock-failures';
 import { SHARED_LEASE_MS, SHARED_RECHECK_MS, SharedClockSync } from './shared-clock/shared-clock-sync';
 import { SharedLimits } from './shared-clock/shared-limits';
+import { SharedRateSync } from './shared-clock/shared-rate-sync';
 import { SharedRefusals } from './shared-clock/shared-refusals';
 
 /** The log lines collaborators write. */
@@ -128,11 +129,20 @@ function buildCore(options: ResolvedThrottlingOptions, config: Configuration | u
     const handouts = new HandoutLedger();
     const late = (): { scheduler: Scheduler; wake: WakeSignal } => ({ scheduler, wake });
     const ipScopes: IpScopes | undefined = options.paceByIp ? buildIpScopes(options, log, late) : undefined;
-    const { shared, limits, failures } = buildSharing(options, states, router, registry, log);
+    // A followed rate re-arms a key's clock: publish it and file the key again (the scheduler comes later).
+    const rearmed = (key: string) => {
+        shared.publish(key);
+        const entry = registry.get(key);
+        if (entry) scheduler.touch(entry, now());
+    };
+    const { shared, limits, failures, rates } = buildSharing(options, states, router, registry, log, rearmed);
     // A corrected cost may have freed quota: queues held for it look again.
     const quotaFreed = () => scheduler.releaseHolds(registry.all(), now());
     const quotas = new QuotaLedger(options, router, states, floor, limits, ipScopes, quotaFreed);
-    const dispatcher = new Dispatcher({ options, router, states, floor, shared, limits, quotas, handouts, clock });
+    const departed = (key: string) => rates.departed(key);
+    const dispatcher = new Dispatcher({
+        ...{ options, router, states, floor, shared, limits, quotas, handouts, clock, departed },
+    });
     const scheduler = new Scheduler({
         readyAt: (entry, at) => dispatcher.readyAt(entry, at),
         slotBound: (entry, at) => states.update(entry.key, (s) => s.noteSlotBound(at, router.policyOf(entry.key))),
@@ -165,7 +175,21 @@ function buildCore(options: ResolvedThrottlingOptions, config: Configuration | u
             frontier,
             innerServable,
         },
-        ...{ states, floor, router, registry, handouts, quotas, shared, limits, failures, dispatcher, scheduler, wake },
+        ...{
+            states,
+            floor,
+            router,
+            registry,
+            handouts,
+            quotas,
+            shared,
+            limits,
+            failures,
+            rates,
+            dispatcher,
+            scheduler,
+            wake,
+        },
     };
 }
 
@@ -208,13 +232,14 @@ function buildIpScopes(
     });
 }
 
-/** What is shared with other processes through `sharedClock`: the clocks, slots and quotas, one failure policy. */
+/** What is shared with other processes through `sharedClock`: the clocks, slots, quotas and learned rates, one failure policy. */
 function buildSharing(
     options: ResolvedThrottlingOptions,
     states: DomainStateStore,
     router: ScopeRouter,
     registry: DomainRegistry,
     log: ManagerLog,
+    changed: (key: string) => void,
 ) {
     const failures = new SharedClockFailures({
         mode: options.onSharedClockError,
@@ -233,7 +258,8 @@ function buildSharing(
         leaseMs: SHARED_LEASE_MS,
         recheckMs: SHARED_RECHECK_MS,
     });
-    return { shared, limits, failures };
+    const rates = new SharedRateSync({ shared: options.sharedClock, states, router, failures, changed });
+    return { shared, limits, failures, rates };
 }
 
 /** The way requests take: origin checks, persistence, intake and both fetch paths. */
@@ -302,11 +328,16 @@ function buildSignals(core: Core, flow: ReturnType<typeof buildFlow>) {
         failures: core.failures,
         changed,
     });
+    const { rates } = core;
     const recorder = new PacingRecorder(options, router, states, floor, {
         now,
         paces,
         changed,
-        refused: (key, serverWaitMs, localWaitMs) => refusals.record(key, serverWaitMs, localWaitMs),
+        refused: (key, serverWaitMs, localWaitMs) => {
+            refusals.record(key, serverWaitMs, localWaitMs);
+            rates.refused(key);
+        },
+        accepted: (key) => rates.accepted(key),
         escalated,
         warn,
         warnOnce,

@@ -35,6 +35,8 @@ export type {
     SlotLease,
     QuotaSpend,
     SharedRate,
+    SharedTally,
+    TallyCounts,
 } from './shared-clock/shared-limit-types';
 export type { RedisClockKeys } from './shared-clock/redis-keys';
 export { InMemoryDomainStateStore } from './pacing/domain-state-store';

@@ -37,6 +37,8 @@ export interface DispatcherDeps {
     quotas: QuotaLedger;
     handouts: HandoutLedger;
     clock: Clock;
+    /** A request of `key` went out (the shared learned rate counts it). */
+    departed?(key: string): void;
 }
 
 /**
@@ -56,6 +58,7 @@ export class Dispatcher {
     private readonly quotas: QuotaLedger;
     private readonly handouts: HandoutLedger;
     private readonly clock: Clock;
+    private readonly departed?: (key: string) => void;
 
     constructor(deps: DispatcherDeps) {
         ({
@@ -68,6 +71,7 @@ export class Dispatcher {
             quotas: this.quotas,
             handouts: this.handouts,
             clock: this.clock,
+            departed: this.departed,
         } = deps);
     }
 
@@ -204,6 +208,7 @@ export class Dispatcher {
             unreachable,
             ...(ticket.hold.slots.length > 0 ? { shared: ticket.hold } : {}),
         });
+        this.departed?.(ticket.entry.key);
         return request;
     }
 

@@ -23,6 +23,8 @@
  */
 import type { RampupPolicy } from './rampup';
 import { BackgroundRefusals } from './background-refusals';
+import { DeliverySamples } from './delivery-samples';
+import type { DeliverySample } from './delivery-samples';
 import { clamp, isCount, storedRate } from './rate-values';
 
 /** The serialisable state of one scope's adaptive pacing. */
@@ -35,10 +37,6 @@ export interface AdaptiveData {
     safeExtraConcurrency: number;
 }
 
-/** Refusal references older than this give no delivery sample (the site may have changed). */
-const SAMPLE_HORIZON_MS = 60_000;
-/** A delivery sample over less time than this is noise. */
-const MIN_SAMPLE_SPAN_MS = 1_000;
 /** The pace after a refusal, as a share of the estimate: just under it, so jitter is not refused. */
 const CRUISE_GAIN = 0.95;
 /** An empty quota while the site delivered less than this share of the pace means the pace is too fast. */
@@ -69,22 +67,6 @@ const MIN_REFILL_SPAN_MS = 200;
 const MAX_REFILL_SPAN_MS = 4_000;
 /** A window counts for the pace only when this share of the dispatches the pace allowed went out. */
 const PACE_BOUND_SHARE = 0.6;
-/** Accepted answers per second since a refusal, and the most the rate can be given them. */
-interface DeliverySample {
-    rate: number;
-    ceiling: number;
-}
-
-interface RefusalReference {
-    at: number;
-    /** Accepted answers counted before this refusal. */
-    answered: number;
-    /** The wait it imposed, ms. */
-    waitMs: number;
-    /** The slowest pace asked for since (Infinity: unpaced throughout). */
-    minPace: number;
-}
-
 export class AdaptivePacer implements AdaptiveData {
     readonly kind = 'adaptive';
     /** Current pace, requests per second (Infinity: unpaced, before the first refusal). */
@@ -109,7 +91,8 @@ export class AdaptivePacer implements AdaptiveData {
     // When the first answer came: the first estimate counts from there.
     private firstAnswerAt = -1;
     private answered = 0;
-    private readonly references: RefusalReference[] = [];
+    // Points where the site's bucket was known empty, to measure its delivery rate from.
+    private readonly samples = new DeliverySamples();
     // Refusals that do not follow the pace: cuts they led to are undone, and they lead to no more.
     private readonly background = new BackgroundRefusals();
     // The last paces that lived through a quiet window, so a refused one falls back to the one before.
@@ -147,7 +130,7 @@ export class AdaptivePacer implements AdaptiveData {
      */
     onTrigger(now: number, policy: RampupPolicy, waitMs = 0, serverGiven = true, refused = true): void {
         const sample = this.deliverySample(now);
-        const last = this.references[this.references.length - 1];
+        const last = this.samples.last();
         this.background.onRefusal();
         let emptyBucket = true;
         if (this.answered === (last?.answered ?? 0)) {
@@ -269,53 +252,6 @@ export class AdaptivePacer implements AdaptiveData {
         this.rate = this.safeRate;
     }
 
-    private addReference(now: number, waitMs: number): void {
-        this.references.push({ at: now, answered: this.answered, waitMs, minPace: this.rate });
-        while (this.references.length > 8 || now - this.references[0].at > SAMPLE_HORIZON_MS) this.references.shift();
-    }
-
-    /**
-     * Accepted answers since a recent refusal, per second (the longest span wins): the site's rate while
-     * the crawler kept asking faster than it refills; lower when it idled. `ceiling` is the most the rate
-     * can be given that sample: one token more over the span, or — if the waits imposed in between
-     * were long enough for the bucket to fill — what the time outside those waits allows.
-     */
-    deliverySample(now: number): DeliverySample | undefined {
-        let best: DeliverySample | undefined;
-        for (let i = 0; i < this.references.length; i++) {
-            const ref = this.references[i];
-            const span = now - ref.at;
-            if (span < MIN_SAMPLE_SPAN_MS) break;
-            const answered = this.answered - ref.answered;
-            const rate = (answered * 1000) / span;
-            const ceiling = this.ceilingSince(i, span, answered);
-            best = { rate: Math.max(best?.rate ?? 0, rate), ceiling: Math.min(best?.ceiling ?? Infinity, ceiling) };
-        }
-        return best;
-    }
-
-    /**
-     * The most the rate can be, given `answered` answers in `span` ms since reference `i`: one token
-     * more than was taken, unless the bucket could sit full through the waits in between (then the
-     * time outside them). Only a crawl that asked faster than that all along bounds anything.
-     */
-    private ceilingSince(i: number, span: number, answered: number): number {
-        const noIdle = ((answered + 1) * 1000) / span;
-        const waits = this.references.slice(i);
-        const longestWait = Math.max(...waits.map((r) => r.waitMs));
-        const busy = span - waits.reduce((sum, r) => sum + r.waitMs, 0);
-        // Each wait may have let a full bucket waste all but one token it refilled.
-        const outside = answered + 1 - waits.length;
-        // A bucket refilling less than one token per wait cannot have sat full: nothing was lost.
-        const ceiling =
-            noIdle * longestWait <= 1000
-                ? noIdle
-                : busy > 0 && outside > 0
-                  ? Math.max(noIdle, (outside * 1000) / busy)
-                  : Number.POSITIVE_INFINITY;
-        return this.references[i].minPace >= ceiling ? ceiling : Number.POSITIVE_INFINITY;
-    }
-
     private maybeCloseWindow(now: number, policy: RampupPolicy): void {
         const paced = Number.isFinite(this.rate);
         // While no pace has been refused yet the search is still far from the rate: shorter windows.
@@ -372,9 +308,71 @@ export class AdaptivePacer implements AdaptiveData {
         }
     }
 
+    // ---- Pacing shared with other processes (shared-clock/shared-rate-sync.ts drives these two) ----
+
+    /**
+     * Dispatches and accepted answers of the other processes pacing this scope through one shared
+     * clock. They count in the windows and delivery samples as this process's own do, so both measure
+     * the site, not this process's share of it (which would pin N processes at 1/N of its rate).
+     */
+    noteOthers(now: number, dispatches: number, answers: number): void {
+        if (answers > 0 && this.answered === 0) this.firstAnswerAt = now;
+        this.answered += answers;
+        this.sinceTrigger += dispatches;
+        if (this.windowStart >= 0) this.windowDispatches += dispatches;
+    }
+
+    /**
+     * A dispatch counted here did not go out after all (another process held the shared clock or
+     * slot, the queue was empty): it proves nothing about the pace. Without this, a process asking a
+     * shared clock every 100 ms counts each refused attempt and doubles a pace it never sent at.
+     */
+    undoDispatch(): void {
+        this.background.undoDispatch();
+        if (this.windowDispatches > 0) this.windowDispatches -= 1;
+        if (this.sinceTrigger > 0) this.sinceTrigger -= 1;
+    }
+
+    /**
+     * Another process sharing this scope's pace set it to `rate`; this one follows. A lower pace was
+     * a refusal there: as if refused here at the pace asked for (kept as the refused bound), measured
+     * from now. A higher one was a quiet window there: the pace asked for here lived through it too.
+     */
+    follow(now: number, policy: RampupPolicy, rate: number): void {
+        const asked = this.rate;
+        const next = clamp(rate, policy);
+        this.startWindow(now);
+        if (next >= asked) {
+            if (Number.isFinite(asked)) {
+                this.safeRate = Math.max(this.safeRate, asked);
+                this.quietRate = Math.max(this.quietRate, asked);
+                this.quietPaces = [...this.quietPaces.slice(-7), asked];
+            }
+            this.rate = next;
+            return;
+        }
+        this.rate = next;
+        this.safeRate = next;
+        this.unsafeRate = Math.min(this.unsafeRate, asked);
+        this.extraConcurrency = Math.min(this.extraConcurrency, this.safeExtraConcurrency);
+        this.quietWindows = 0;
+        this.sinceTrigger = 0;
+        this.notePace();
+        this.addReference(now, 0);
+    }
+
     /** Notes the pace now asked for in every reference, for their ceilings. */
     private notePace(): void {
-        for (const ref of this.references) ref.minPace = Math.min(ref.minPace, this.rate);
+        this.samples.notePace(this.rate);
+    }
+
+    private addReference(now: number, waitMs: number): void {
+        this.samples.add(now, this.answered, waitMs, this.rate);
+    }
+
+    /** The delivery sample at `now` (see {@link DeliverySamples.sample}). */
+    deliverySample(now: number): DeliverySample | undefined {
+        return this.samples.sample(now, this.answered);
     }
 
     private startWindow(now: number): void {

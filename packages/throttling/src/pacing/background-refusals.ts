@@ -70,6 +70,11 @@ export class BackgroundRefusals {
         this.dispatched += 1;
     }
 
+    /** A dispatch counted did not go out after all (the shared clock turned it back). */
+    undoDispatch(): void {
+        if (this.dispatched > this.dispatchedAtRefusal) this.dispatched -= 1;
+    }
+
     /** A refusal reached the pacer: its run (dispatches since the one before, itself included) is kept. */
     onRefusal(): void {
         const run = Math.max(1, this.dispatched - this.dispatchedAtRefusal);

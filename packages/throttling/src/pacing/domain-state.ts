@@ -27,6 +27,7 @@ import { NUMERIC_FIELDS, UNLIMITED } from './domain-state-types';
 import { SlotPool } from './slot-pool';
 import type { RampupPolicy } from './rampup';
 import { RAMPUP_DEFAULTS as RAMPUP_FALLBACK } from './rampup';
+import { AdaptivePacer } from './adaptive-pacer';
 import type { LearnedRate, RatePacer } from './rate-pacer';
 import { createPacer, pacerFromJSON } from './rate-pacer';
 
@@ -276,7 +277,9 @@ export class DomainState extends DomainStateRecord {
         if (this.nextDispatchAt === reservation.armedNextDispatchAt)
             this.nextDispatchAt = reservation.previousNextDispatchAt;
         this.slots.untake(reservation.slot, reservation.previousSlotNextAt);
-        if (!reservation.probe) this.dispatched -= 1;
+        if (reservation.probe) return;
+        this.dispatched -= 1;
+        if (this.rampupState instanceof AdaptivePacer) this.rampupState.undoDispatch();
     }
 
     /**

@@ -29,6 +29,8 @@ export interface PacingRecorderHost {
      * clock before the new clocks are published, so the shared clock decides its escalation first.
      */
     refused?(key: string, serverWaitMs: number | undefined, localWaitMs: number): void;
+    /** A ramping scope's pacer counted an accepted answer of `key` (shared with other processes' pacers). */
+    accepted?(key: string): void;
     /** A backoff escalated: it must survive a crash, so save now. */
     escalated(): void;
     warn(message: string): void;
@@ -122,7 +124,10 @@ export class PacingRecorder {
         }
         // The answer itself teaches a ramping scope (once: not again when the request is handled).
         if (success) state.recordSuccess();
-        else state.recordAnswered(this.router.policyOf(key), now);
+        else {
+            state.recordAnswered(this.router.policyOf(key), now);
+            this.host.accepted?.(key);
+        }
         this.reportLearned(key, state, 'answers');
     }
 

@@ -19,9 +19,19 @@ import {
     decideRelease,
     decideRenew,
     decideShareRate,
+    decideTally,
+    checkTally,
     decideSpend,
 } from './shared-limit-decisions';
-import type { QuotaSpend, RefusalPolicy, SharedRate, SharedRefusal, SlotLease } from './shared-limit-types';
+import type {
+    QuotaSpend,
+    RefusalPolicy,
+    SharedRate,
+    SharedRefusal,
+    SharedTally,
+    SlotLease,
+    TallyCounts,
+} from './shared-limit-types';
 import type { LockFs } from './lock-file';
 import { LockFile, nodeLockFs } from './lock-file';
 
@@ -155,6 +165,11 @@ export class FileDomainClock implements SharedDomainClock {
         return rate && { ...rate };
     }
 
+    tally(key: string, add: TallyCounts): SharedTally {
+        checkTally(add);
+        return this.locked(key, (record) => decideTally(record, add));
+    }
+
     /** The shared clocks of `key` as stored now (for reports and tests). */
     read(key: string): SharedClocks {
         const { nextAt, backoffUntil } = this.load(this.fileOf(key));
@@ -235,5 +250,8 @@ function parseRecord(parsed: unknown): SharedKeyRecord {
     const rate = data.rate as Record<string, unknown> | undefined;
     if (rate && typeof rate === 'object' && finite(rate.rate) > 0)
         record.rate = { rate: finite(rate.rate), at: finite(rate.at) };
+    const tally = data.tally as Record<string, unknown> | undefined;
+    if (tally && typeof tally === 'object')
+        record.tally = { dispatched: finite(tally.dispatched), answered: finite(tally.answered) };
     return record;
 }

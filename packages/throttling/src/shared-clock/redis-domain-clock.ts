@@ -10,8 +10,23 @@ import { redisClockKeys } from './redis-keys';
 import type { RedisClockScript } from './redis-scripts';
 import { REDIS_CLOCK_SCRIPTS } from './redis-scripts';
 import { asNumbers, toDelta } from './redis-clock-answers';
-import { checkFinite, checkPositive, checkRefusalPolicy, checkSpend, MAX_SHARED_LEVEL } from './shared-limit-decisions';
-import type { QuotaSpend, RefusalPolicy, SharedRate, SharedRefusal, SlotLease } from './shared-limit-types';
+import {
+    checkFinite,
+    checkPositive,
+    checkRefusalPolicy,
+    checkSpend,
+    checkTally,
+    MAX_SHARED_LEVEL,
+} from './shared-limit-decisions';
+import type {
+    QuotaSpend,
+    RefusalPolicy,
+    SharedRate,
+    SharedRefusal,
+    SharedTally,
+    SlotLease,
+    TallyCounts,
+} from './shared-limit-types';
 
 /** A call to Redis failed (unreachable, timed out, a script error): the message says which call and key. */
 export class SharedClockError extends ThrottlingError {
@@ -251,6 +266,22 @@ export class RedisDomainClock implements SharedDomainClock {
             this.keysOf(key).rate,
         ]);
         return found === 1 ? { rate, at: now + (at - redisNow) } : undefined;
+    }
+
+    /**
+     * Adds this host's dispatches and accepted answers of `key` to every host's, and answers the
+     * totals with the rate in force (this host's time). One script, in the rate's hash; the key
+     * expires `idleTtlMs` after the latest call.
+     */
+    async tally(key: string, add: TallyCounts, now = this.clock.now()): Promise<SharedTally> {
+        checkTally(add);
+        const [, redisNow, dispatched, answered, found, rate, at] = await this.run(
+            'tally',
+            key,
+            'crawleeThrottlingTally',
+            [this.keysOf(key).rate, add.dispatched, add.answered],
+        );
+        return { dispatched, answered, ...(found === 1 ? { rate: { rate, at: now + (at - redisNow) } } : {}) };
     }
 
     /** The shared clocks of `key` in this host's time (reports, tests); 0 for a clock never set. */

@@ -227,6 +227,20 @@ if not c[1] then return {0, now} end
 return {1, now, c[1], tonumber(c[2])}
 `;
 
+/**
+ * Adds a host's counts to the key's (`dispatched`, `answered`, in the rate's hash) and answers the
+ * totals with the rate in force. KEYS: rate. ARGV[2], ARGV[3]: the counts to add. Answers
+ * `{1, now, dispatched, answered, found, rate, at}` (`found` 0: no rate shared).
+ */
+export const TALLY = `${PRELUDE}
+local d = redis.call('HINCRBY', KEYS[1], 'dispatched', ARGV[2])
+local a = redis.call('HINCRBY', KEYS[1], 'answered', ARGV[3])
+redis.call('PEXPIRE', KEYS[1], ttl)
+local c = redis.call('HMGET', KEYS[1], 'rate', 'at')
+if not c[1] then return {1, now, d, a, 0} end
+return {1, now, d, a, 1, c[1], tonumber(c[2])}
+`;
+
 /** Reads the clocks (reports, tests). KEYS: clock. Answers `{1, now, next, backoff, level, decay}`. */
 export const READ = `${PRELUDE}
 local c = redis.call('HMGET', KEYS[1], 'next', 'backoff', 'level', 'decay')
@@ -247,6 +261,7 @@ export const REDIS_CLOCK_SCRIPTS = {
     crawleeThrottlingAdjustQuota: { numberOfKeys: 1, lua: ADJUST_QUOTA },
     crawleeThrottlingShareRate: { numberOfKeys: 1, lua: SHARE_RATE },
     crawleeThrottlingReadRate: { numberOfKeys: 1, lua: READ_RATE },
+    crawleeThrottlingTally: { numberOfKeys: 1, lua: TALLY },
     crawleeThrottlingRead: { numberOfKeys: 1, lua: READ },
 } as const;
 

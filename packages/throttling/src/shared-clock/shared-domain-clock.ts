@@ -1,5 +1,13 @@
 import type { MaybePromise } from './maybe-promise';
-import type { QuotaSpend, RefusalPolicy, SharedRate, SharedRefusal, SlotLease } from './shared-limit-types';
+import type {
+    QuotaSpend,
+    RefusalPolicy,
+    SharedRate,
+    SharedRefusal,
+    SharedTally,
+    SlotLease,
+    TallyCounts,
+} from './shared-limit-types';
 
 export type { MaybePromise } from './maybe-promise';
 
@@ -66,6 +74,13 @@ export interface SharedDomainClock {
     shareRate?(key: string, rate: number, at: number, now?: number): MaybePromise<SharedRate>;
     /** The rate in force for `key`, or undefined when no host shared one (or it expired). */
     readRate?(key: string, now?: number): MaybePromise<SharedRate | undefined>;
+    /**
+     * Adds this host's dispatches and accepted answers of `key` (since its last call) to every
+     * host's, and answers the totals with the rate in force. Adaptive pacing measures the site from
+     * the totals, not from its own share of them (docs/processes.md, "A shared learned rate"); without
+     * it (or `shareRate`) each host learns its own rate.
+     */
+    tally?(key: string, add: TallyCounts, now?: number): MaybePromise<SharedTally>;
     /** Lets go of connections (a Redis client); the manager never calls it. */
     close?(): Promise<void>;
 }

@@ -1,5 +1,13 @@
 import type { SharedClocks } from './shared-domain-clock';
-import type { QuotaSpend, RefusalPolicy, SharedRate, SharedRefusal, SlotLease } from './shared-limit-types';
+import type {
+    QuotaSpend,
+    RefusalPolicy,
+    SharedRate,
+    SharedRefusal,
+    SharedTally,
+    SlotLease,
+    TallyCounts,
+} from './shared-limit-types';
 
 /**
  * Everything one key holds in a store that keeps it as one record (`FileDomainClock`): the two clocks,
@@ -16,6 +24,8 @@ export interface SharedKeyRecord extends SharedClocks {
     /** The quota window holding the latest spend, and the spend in it. */
     quota?: { window: number; spent: number };
     rate?: SharedRate;
+    /** Dispatches and accepted answers of every host (`tally`). */
+    tally?: TallyCounts;
 }
 
 type Decision<T> = { answer: T; record: SharedKeyRecord };
@@ -120,6 +130,24 @@ export function decideShareRate(record: SharedKeyRecord, offered: SharedRate): D
         (current.at > offered.at || (current.at === offered.at && current.rate <= offered.rate));
     const rate = keep ? current : { ...offered };
     return { answer: { ...rate }, record: keep ? record : { ...record, rate } };
+}
+
+/** Adds a host's counts to the key's and answers the totals with the rate in force. */
+export function decideTally(record: SharedKeyRecord, add: TallyCounts): Decision<SharedTally> {
+    const tally = {
+        dispatched: (record.tally?.dispatched ?? 0) + add.dispatched,
+        answered: (record.tally?.answered ?? 0) + add.answered,
+    };
+    return { answer: { ...tally, ...(record.rate ? { rate: { ...record.rate } } : {}) }, record: { ...record, tally } };
+}
+
+/** Throws a RangeError naming the field unless both counts are whole numbers >= 0. */
+export function checkTally(add: TallyCounts): void {
+    for (const field of ['dispatched', 'answered'] as const) {
+        const value = add?.[field];
+        if (!(Number.isSafeInteger(value) && value >= 0))
+            throw new RangeError(`tally ${field} must be a whole number >= 0, got ${String(value)}`);
+    }
 }
 
 /** Throws a RangeError naming `what` unless `value` is a finite number > 0 (and whole, if asked). */

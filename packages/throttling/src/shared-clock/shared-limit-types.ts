@@ -47,3 +47,17 @@ export interface SharedRate {
     /** When it was learned, in the clock's time (a host's `at`, carried across hosts' clock offsets). */
     at: number;
 }
+
+/** What {@link SharedDomainClock.tally} adds to a key's counts: this host's since its last call. */
+export interface TallyCounts {
+    /** Requests sent (whole, >= 0). */
+    dispatched: number;
+    /** Answers the site accepted (whole, >= 0). */
+    answered: number;
+}
+
+/** The answer of {@link SharedDomainClock.tally}: the key's counts, all hosts together, and the rate in force. */
+export interface SharedTally extends TallyCounts {
+    /** The rate in force ({@link SharedDomainClock.shareRate}), when one was shared. */
+    rate?: SharedRate;
+}

@@ -1,0 +1,128 @@
+import type { Request } from '@crawlee/core';
+
+import { ManualClock, RequestThrottledError, ThrottlingRequestManager } from '../../packages/throttling/src';
+import type { SharedDomainClock, ThrottlingRequestManagerOptions } from '../../packages/throttling/src';
+import { TokenBucket } from '../../packages/polite-web/src/token-bucket';
+import { retryAfterValue } from '../../packages/polite-web/src/retry-after';
+import { memoryConfig } from './storage';
+
+export const SIM_START = 1_780_000_000_000;
+export const SIM_HOST = 'shop.example';
+
+/** One site: a token bucket refusing with 429 and `Retry-After` (whole seconds), answering after `latencyMs`. */
+export interface SimSite {
+    rate: number;
+    burst: number;
+    latencyMs: number;
+}
+
+/** What several processes sharing one store did to the site. */
+export interface SharedSimResult {
+    /** Every arrival at the site: when, from which process, refused or not. */
+    arrivals: { at: number; process: number; refused: boolean }[];
+    /** Pages handled per process. */
+    handled: number[];
+    managers: ThrottlingRequestManager[];
+    clock: ManualClock;
+}
+
+interface InFlight {
+    process: number;
+    request: Request;
+    doneAt: number;
+    refused: boolean;
+    headers: Record<string, string>;
+}
+
+/**
+ * `processes` managers on one `ManualClock`, each with its own storage and `pagesEach` pages of one
+ * token-bucket site, sharing the store `sharedFor(clock)` gives (the same object for all, so every
+ * answer is one all see). Each process runs a crawler of `tasks` tasks. No sleeping: the clock jumps to
+ * the next answer or ready time. Stops when every page is handled or after `maxSimMs`.
+ */
+export async function simulateSharedCrawl(settings: {
+    processes: number;
+    pagesEach: number;
+    site: SimSite;
+    sharedFor: (clock: ManualClock) => SharedDomainClock;
+    options?: Partial<ThrottlingRequestManagerOptions>;
+    tasks?: number;
+    maxSimMs?: number;
+}): Promise<SharedSimResult> {
+    const { processes, pagesEach, site, tasks = 4, maxSimMs = 600_000 } = settings;
+    const clock = new ManualClock(SIM_START);
+    const sharedClock = settings.sharedFor(clock);
+    const managers = Array.from(
+        { length: processes },
+        () =>
+            new ThrottlingRequestManager(
+                {
+                    domains: 'all',
+                    clock,
+                    respectCrawlDelay: false,
+                    maxFreeRetries: 1000,
+                    sharedClock,
+                    ...settings.options,
+                },
+                memoryConfig(),
+            ),
+    );
+    for (let p = 0; p < processes; p++) {
+        const urls = Array.from({ length: pagesEach }, (_, i) => `https://${SIM_HOST}/page/${p * pagesEach + i}`);
+        await managers[p].addRequestsBatched(urls, { waitForAllRequestsToBeAdded: true });
+    }
+    const bucket = new TokenBucket(site.rate, site.burst, SIM_START);
+    const arrivals: SharedSimResult['arrivals'] = [];
+    const inFlight: InFlight[] = [];
+    const handled = Array<number>(processes).fill(0);
+    const total = processes * pagesEach;
+    const arrive = (process: number, request: Request, now: number): InFlight => {
+        const refused = !bucket.tryTake(now);
+        arrivals.push({ at: now, process, refused });
+        if (!refused) return { process, request, doneAt: now + site.latencyMs, refused, headers: {} };
+        const headers: Record<string, string> = {};
+        const retryAfter = retryAfterValue('seconds', bucket.msUntilToken(now), now);
+        if (retryAfter !== undefined) headers['Retry-After'] = retryAfter;
+        return { process, request, doneAt: now + 1, refused, headers };
+    };
+    for (let guard = 0; guard < 1_000_000; guard++) {
+        if (handled.reduce((a, b) => a + b, 0) >= total || clock.now() - SIM_START >= maxSimMs) break;
+        // Each step another process asks first, as processes racing for one shared slot would.
+        for (let k = 0; k < processes; k++) {
+            const p = (k + guard) % processes;
+            while (inFlight.filter((f) => f.process === p).length < tasks) {
+                const request = await managers[p].fetchNextRequest();
+                if (!request) break;
+                inFlight.push(arrive(p, request, clock.now()));
+            }
+        }
+        const readyAt = managers.map((m) => m.nextReadyAt() ?? Infinity);
+        const next = Math.min(...inFlight.map((f) => f.doneAt), ...readyAt);
+        if (!Number.isFinite(next)) throw new Error(`simulation stuck at ${handled.join('/')}`);
+        clock.set(Math.max(clock.now() + 1, next));
+        for (const f of inFlight.filter((x) => x.doneAt <= clock.now())) {
+            inFlight.splice(inFlight.indexOf(f), 1);
+            const manager = managers[f.process];
+            const response = { statusCode: f.refused ? 429 : 200, headers: f.headers };
+            if (!f.refused) {
+                await manager.handleResponse({ request: f.request }, response);
+                await manager.markRequestHandled(f.request);
+                handled[f.process] += 1;
+                continue;
+            }
+            const error = await manager.handleResponse({ request: f.request }, response).catch((e: unknown) => e);
+            if (!(error instanceof RequestThrottledError)) throw new Error(`refusal not retried: ${String(error)}`);
+            await manager.reclaimRequest(f.request);
+        }
+    }
+    return { arrivals, handled, managers, clock };
+}
+
+/** Accepted arrivals per second from `fromMs` after the start to the last arrival, and the share refused then. */
+export function steadyPace(arrivals: SharedSimResult['arrivals'], fromMs: number): { pace: number; refused: number } {
+    const late = arrivals.filter((a) => a.at >= SIM_START + fromMs);
+    if (late.length < 2) return { pace: 0, refused: 0 };
+    const accepted = late.filter((a) => !a.refused).length;
+    const spanMs = late[late.length - 1].at - late[0].at;
+    return { pace: (accepted * 1000) / spanMs, refused: late.filter((a) => a.refused).length / late.length };
+}

@@ -1,0 +1,295 @@
+import { mkdtempSync, rmSync } from 'node:fs';
+import { tmpdir } from 'node:os';
+import { join } from 'node:path';
+
+import { log } from '@crawlee/core';
+import type { Request } from '@crawlee/core';
+
+import {
+    FileDomainClock,
+    ManualClock,
+    RequestThrottledError,
+    ThrottlingRequestManager,
+} from '../../packages/throttling/src';
+import type { SharedDomainClock } from '../../packages/throttling/src';
+import { AdaptivePacer } from '../../packages/throttling/src/pacing/adaptive-pacer';
+import { DomainState } from '../../packages/throttling/src/pacing/domain-state';
+import { UNLIMITED } from '../../packages/throttling/src/pacing/domain-state-types';
+import { resolveRampup } from '../../packages/throttling/src/options/policy';
+import { SIM_HOST, SIM_START, simulateSharedCrawl, steadyPace } from '../helpers/shared-rate-sim';
+import { memoryConfig } from '../helpers/storage';
+
+const ADAPTIVE = resolveRampup(true)!;
+const SITE = { rate: 10, burst: 1, latencyMs: 10 };
+
+/** The same store without `tally`: each process learns from its own answers, as before the rate was shared. */
+function withoutTally(clock: FileDomainClock): SharedDomainClock {
+    const methods = ['reserve', 'extend', 'settle', 'recordRefusal', 'acquireSlot', 'renewSlot', 'releaseSlot'];
+    const more = ['spendQuota', 'adjustQuota', 'shareRate', 'readRate'];
+    return Object.fromEntries(
+        [...methods, ...more].map((m) => [
+            m,
+            (clock as unknown as Record<string, (...args: unknown[]) => unknown>)[m].bind(clock),
+        ]),
+    ) as unknown as SharedDomainClock;
+}
+
+describe('a learned rate shared by processes (FileDomainClock, simulated token bucket)', () => {
+    let dir: string;
+    beforeEach(() => {
+        dir = mkdtempSync(join(tmpdir(), 'shared-rate-pacing-'));
+    });
+    afterEach(() => rmSync(dir, { recursive: true, force: true }));
+
+    const crawl = (store: (clock: ManualClock) => SharedDomainClock) =>
+        simulateSharedCrawl({ processes: 3, pagesEach: 160, site: SITE, sharedFor: store });
+
+    test('three processes learn the site rate together from every process answers, not a third of it each', async () => {
+        const shared = await crawl((clock) => new FileDomainClock(dir, { clock }));
+        const alone = await crawl((clock) => withoutTally(new FileDomainClock(join(dir, 'alone'), { clock })));
+        const [together, each] = [steadyPace(shared.arrivals, 30_000), steadyPace(alone.arrivals, 30_000)];
+        console.log('SHARED RATE SIM', JSON.stringify({ together, each }));
+
+        expect(shared.handled).toEqual([160, 160, 160]);
+        // One rate for the site: well above what each learning alone settles at, never above the site.
+        expect(together.pace).toBeGreaterThan(SITE.rate * 0.65);
+        expect(together.pace).toBeGreaterThan(each.pace * 1.5);
+        expect(together.refused).toBeLessThanOrEqual(0.05);
+        const refused = shared.arrivals.filter((a) => a.refused).length;
+        expect(refused / shared.arrivals.length).toBeLessThanOrEqual(0.05);
+    }, 120_000);
+
+    test('a growth is shared only after seeing the pace no other process moved meanwhile: three processes keep 80 % of a 5 req/s site', async () => {
+        const shared = await simulateSharedCrawl({
+            processes: 3,
+            pagesEach: 80,
+            site: { rate: 5, burst: 1, latencyMs: 20 },
+            sharedFor: (clock) => new FileDomainClock(dir, { clock }),
+        });
+        const steady = steadyPace(shared.arrivals, 30_000);
+        const refused = shared.arrivals.filter((a) => a.refused).length / shared.arrivals.length;
+        console.log('SHARED RATE SIM 3x5', JSON.stringify({ steady, refused }));
+        expect(steady.pace).toBeGreaterThan(5 * 0.8);
+        expect(refused).toBeLessThanOrEqual(0.05);
+    }, 120_000);
+
+    test('two processes hold the pace they proved: a pace held just under it is no cut for the other', async () => {
+        const shared = await simulateSharedCrawl({
+            processes: 2,
+            pagesEach: 240,
+            site: SITE,
+            sharedFor: (clock) => new FileDomainClock(dir, { clock }),
+        });
+        const steady = steadyPace(shared.arrivals, 30_000);
+        console.log('SHARED RATE SIM 2', JSON.stringify(steady));
+        expect(steady.pace).toBeGreaterThan(SITE.rate * 0.8);
+        expect(steady.refused).toBeLessThanOrEqual(0.05);
+    }, 120_000);
+});
+
+describe('following the pace another process set', () => {
+    let dir: string;
+    beforeEach(() => {
+        dir = mkdtempSync(join(tmpdir(), 'shared-rate-follow-'));
+    });
+    afterEach(() => rmSync(dir, { recursive: true, force: true }));
+
+    const managers = (clock: ManualClock, store: SharedDomainClock) =>
+        [1, 2].map((p) => {
+            const manager = new ThrottlingRequestManager(
+                { domains: 'all', clock, respectCrawlDelay: false, maxFreeRetries: 100, sharedClock: store },
+                memoryConfig(),
+            );
+            return { manager, p };
+        });
+    const answer = async (manager: ThrottlingRequestManager, request: Request, status: number, retryAfter?: string) => {
+        const headers: Record<string, string> = retryAfter ? { 'retry-after': retryAfter } : {};
+        if (status === 200) {
+            await manager.handleResponse({ request }, { statusCode: 200, headers });
+            await manager.markRequestHandled(request);
+            return;
+        }
+        const error = await manager.handleResponse({ request }, { statusCode: status, headers }).catch((e) => e);
+        expect(error).toBeInstanceOf(RequestThrottledError);
+        await manager.reclaimRequest(request);
+    };
+    const rateOf = (manager: ThrottlingRequestManager) => manager.snapshot().find((s) => s.domain === SIM_HOST)?.rampup;
+
+    /** A is answered twice, then refused (Retry-After: 1): its pacer learns a pace and shares it. */
+    async function refuseA(clock: ManualClock, a: ThrottlingRequestManager) {
+        for (const status of [200, 200, 429]) {
+            const request = (await a.fetchNextRequest())!;
+            clock.advance(20);
+            await answer(a, request, status, status === 429 ? '1' : undefined);
+            clock.advance(100);
+        }
+        return rateOf(a)!.rate;
+    }
+
+    test('a process refused nowhere takes the pace another learned from a refusal, and waits one interval of it', async () => {
+        const clock = new ManualClock(SIM_START);
+        const [a, b] = managers(clock, new FileDomainClock(dir, { clock }));
+        for (const { manager, p } of [a, b])
+            await manager.addRequestsBatched(
+                [0, 1, 2, 3].map((i) => ({ url: `https://${SIM_HOST}/${p}/${i}` })),
+                { waitForAllRequestsToBeAdded: true },
+            );
+        const learned = await refuseA(clock, a.manager);
+        expect(Number.isFinite(learned)).toBe(true);
+
+        clock.advance(1_000);
+        const sent = (await b.manager.fetchNextRequest())!;
+        const sentAt = clock.now();
+        // B's first request left unpaced; on its way out B read the shared pace and took it.
+        expect(rateOf(b.manager)!.rate).toBe(learned);
+        clock.advance(20);
+        await answer(b.manager, sent, 200);
+        // Its next request waits one interval of that pace, not none (it was armed unpaced).
+        expect(b.manager.nextReadyAt()).toBeGreaterThanOrEqual(sentAt + 1000 / learned - 1);
+    });
+
+    test('a rate shared long ago (an earlier crawl, a file that outlived it) is not followed', async () => {
+        const clock = new ManualClock(SIM_START);
+        const store = new FileDomainClock(dir, { clock });
+        store.shareRate(SIM_HOST, 0.5, SIM_START - 11 * 60_000);
+        const [b] = managers(clock, store);
+        await b.manager.addRequestsBatched([{ url: `https://${SIM_HOST}/x` }], { waitForAllRequestsToBeAdded: true });
+        const first = (await b.manager.fetchNextRequest())!;
+        expect(rateOf(b.manager)!.rate).toBe(Number.POSITIVE_INFINITY);
+        clock.advance(20);
+        await answer(b.manager, first, 200);
+        store.shareRate(SIM_HOST, 0.5, SIM_START - 60_000);
+        await b.manager.addRequestsBatched([{ url: `https://${SIM_HOST}/y` }], { waitForAllRequestsToBeAdded: true });
+        clock.advance(1_000);
+        const second = await b.manager.fetchNextRequest();
+        expect(second).not.toBeNull();
+        // A minute old: followed.
+        expect(rateOf(b.manager)!.rate).toBe(0.5);
+        // Nothing left in flight (its shared slot would be renewed after the test).
+        await answer(b.manager, second!, 200);
+    });
+
+    test('a store whose shareRate fails at once, and tallies, is not asked again and again: the offer waits for the next request', async () => {
+        const clock = new ManualClock(SIM_START);
+        const file = new FileDomainClock(dir, { clock });
+        let offers = 0;
+        const failing: SharedDomainClock = Object.assign(withoutTally(file), {
+            tally: file.tally.bind(file),
+            shareRate: () => {
+                offers += 1;
+                throw new Error('store down');
+            },
+        });
+        const warnOnce = jest.spyOn(Object.getPrototypeOf(log), 'warningOnce').mockImplementation(() => undefined);
+        const [a] = managers(clock, failing);
+        await a.manager.addRequestsBatched(
+            [0, 1, 2, 3].map((i) => ({ url: `https://${SIM_HOST}/${i}` })),
+            { waitForAllRequestsToBeAdded: true },
+        );
+        await refuseA(clock, a.manager);
+        warnOnce.mockRestore();
+        // The cut was offered once at the refusal, and once more with each later call at most.
+        expect(offers).toBeGreaterThan(0);
+        expect(offers).toBeLessThanOrEqual(2);
+    });
+
+    test('a store whose tally and shareRate fail loses no request and throws nothing: one warning, pacing goes on alone', async () => {
+        const clock = new ManualClock(SIM_START);
+        const file = new FileDomainClock(dir, { clock });
+        let calls = 0;
+        const failing: SharedDomainClock = Object.assign(withoutTally(file), {
+            tally: () => {
+                calls += 1;
+                return Promise.reject(new Error('store down'));
+            },
+            shareRate: () => {
+                throw new Error('store down');
+            },
+        });
+        const warnOnce = jest.spyOn(Object.getPrototypeOf(log), 'warningOnce').mockImplementation(() => undefined);
+        const [a] = managers(clock, failing);
+        await a.manager.addRequestsBatched(
+            [0, 1, 2, 3].map((i) => ({ url: `https://${SIM_HOST}/${i}` })),
+            { waitForAllRequestsToBeAdded: true },
+        );
+        const learned = await refuseA(clock, a.manager);
+        expect(Number.isFinite(learned)).toBe(true);
+        await new Promise((resolve) => setImmediate(resolve));
+        let handled = 0;
+        for (let guard = 0; guard < 50 && handled < 2; guard++) {
+            clock.set(Math.max(clock.now(), a.manager.nextReadyAt() ?? clock.now()));
+            const request = await a.manager.fetchNextRequest();
+            if (!request) continue;
+            clock.advance(20);
+            await answer(a.manager, request, 200);
+            handled += 1;
+        }
+        await new Promise((resolve) => setImmediate(resolve));
+        expect(handled).toBe(2);
+        expect(await a.manager.isFinished()).toBe(true);
+        expect(calls).toBeGreaterThan(0);
+        const lines = warnOnce.mock.calls.map(([m]) => String(m));
+        warnOnce.mockRestore();
+        expect(lines.some((w) => /Could not share the learned rate of shop\.example/.test(w))).toBe(true);
+    });
+});
+
+describe('AdaptivePacer, fed by other processes', () => {
+    test("others' answers count in the delivery sample: a refusal learns the site's rate, not this process's share", () => {
+        const p = new AdaptivePacer(20);
+        p.onDispatch(0, ADAPTIVE);
+        p.onTrigger(0, ADAPTIVE, 0);
+        // Over 2 s the site accepted 18: 6 of them ours, 12 the other processes'.
+        for (let i = 0; i < 6; i++) p.onAnswer(i * 300);
+        p.noteOthers(1_900, 12, 12);
+        p.onDispatch(2_000, ADAPTIVE);
+        p.onTrigger(2_000, ADAPTIVE, 0);
+        expect(p.rate).toBeCloseTo(9 * 0.95, 5);
+    });
+
+    test("others' dispatches count in a window: a process sending a third of the pace still proves it", () => {
+        const grown = (others: number) => {
+            const p = new AdaptivePacer(6);
+            p.onDispatch(0, ADAPTIVE);
+            for (let t = 500; t <= 2_000; t += 500) {
+                p.noteOthers(t, others, others);
+                p.onDispatch(t, ADAPTIVE);
+            }
+            return p.rate;
+        };
+        expect(grown(2)).toBeGreaterThan(6);
+        expect(grown(0)).toBe(6);
+    });
+
+    test('a dispatch a scope takes back (the shared clock said not yet) is taken back from its pacer too', () => {
+        const state = new DomainState(SIM_HOST);
+        const policy = { ...UNLIMITED, rampup: ADAPTIVE };
+        state.ramp(ADAPTIVE);
+        (state.rampupState as AdaptivePacer).rate = 6;
+        for (let t = 0; t <= 2_000; t += 100) {
+            const reservation = state.dispatch(t, 0, policy);
+            if (t % 500 !== 0) state.cancelDispatch(reservation);
+            else state.nextDispatchAt = t;
+        }
+        expect(state.rampupState!.rate).toBe(6);
+    });
+
+    test('a dispatch undone (another process held the shared clock) proves no pace', () => {
+        const p = new AdaptivePacer(6);
+        for (let t = 0; t <= 2_000; t += 100) {
+            p.onDispatch(t, ADAPTIVE);
+            if (t % 500 !== 0) p.undoDispatch();
+        }
+        // 5 dispatches went out in 2 s at a pace allowing 12: not pace-bound, no growth.
+        expect(p.rate).toBe(6);
+    });
+
+    test('follows a cut as a refusal (the pace asked for becomes the refused bound) and a growth as a quiet window', () => {
+        const p = new AdaptivePacer(8);
+        p.follow(1_000, ADAPTIVE, 5);
+        expect([p.rate, p.safeRate, p.unsafeRate]).toEqual([5, 5, 8]);
+        p.follow(3_000, ADAPTIVE, 6);
+        expect([p.rate, p.safeRate, p.unsafeRate]).toEqual([6, 5, 8]);
+        expect(p.quietRate).toBe(5);
+    });
+});
