@@ -152,8 +152,13 @@ describe('isAtRest: when an idle domain may be forgotten', () => {
         ['requests in the window', (e) => (e.windowed = [{} as Request])],
         ['filed in the scheduler', (e) => (e.scheduled = 'heap')],
         ['an origin check running', (e) => (e.gatesPending = 1)],
-        ['an origin check due', (e) => e.checksDue.set('https://a.com', 'https://a.com/')],
-        ['a check retry pending', (e) => e.retryPending.add('https://a.com')],
+        ['an origin check due', (e) => (e.checksDue ??= new Map()).set('https://a.com', 'https://a.com/')],
+        ['a check retry pending', (e) => (e.retryPending ??= new Set()).add('https://a.com')],
+        ['an origin check retried in a row', (e) => (e.retriedOrigins ??= new Map()).set('https://a.com', 1)],
+        [
+            'an origin blocked (robots.txt unreachable)',
+            (e) => (e.blockedOrigins ??= new Map()).set('https://a.com', { until: now + 1, reason: 'x', attempts: 2 }),
+        ],
         ['a shared lease', (e) => (e.sharedLease = now)],
         ['held for another scope', (e) => (e.blockedUntil = now + 1)],
         ['its queue opening', (e) => (e.opening = Promise.resolve({} as never))],
@@ -177,6 +182,13 @@ describe('isAtRest: when an idle domain may be forgotten', () => {
         const s = state();
         change(e, s);
         expect(isAtRest(e, s, policy, now)).toBe(false);
+    });
+
+    test('a block on an origin that has ended leaves it at rest: met again, the origin is read again as for a fresh domain', () => {
+        const e = entry();
+        (e.blockedOrigins ??= new Map()).set('https://a.com', { until: now, reason: 'x', attempts: 2 });
+        expect(isAtRest(e, state(), policy, now)).toBe(true);
+        expect(isAtRest(e, state(), policy, now - 1)).toBe(false);
     });
 
     test('quota spent in the current window keeps it; in an earlier window it does not', () => {

@@ -363,6 +363,21 @@ describe("queueLayout 'shared': idle domains are evicted past maxThrottledDomain
         expect(domainsOf(manager)).toContain('keep.com');
         expect(domainsOf(manager)).not.toContain('busy.com');
     });
+
+    test("an evicted key met again is paced by what its origins' robots.txt say now, not by an origin read before", async () => {
+        const { manager, clock } = setup({ maxThrottledDomains: 1, throttleBy: 'registrableDomain' });
+        const crawlDelayOf = (key: string) => manager.snapshot().find((s) => s.domain === key)?.crawlDelayMs;
+        await add(manager, ['https://a.x.com/1']);
+        manager.recordPacingSignal({ reason: 'minInterval', url: 'https://a.x.com/robots.txt', intervalMs: 3_000 });
+        expect(await drain(manager, clock, 1, 0)).toHaveLength(1);
+        clock.advance(3_000);
+        await add(manager, ['https://d1.com/1']);
+        await drain(manager, clock, 1, 0);
+        expect(domainsOf(manager)).not.toContain('x.com');
+        await add(manager, ['https://b.x.com/1']);
+        manager.recordPacingSignal({ reason: 'minInterval', url: 'https://b.x.com/robots.txt', intervalMs: 500 });
+        expect(crawlDelayOf('x.com')).toBe(500);
+    });
 });
 
 describe("queueLayout 'perDomain' is unchanged", () => {

@@ -349,6 +349,8 @@ function buildSignals(core: Core, flow: ReturnType<typeof buildFlow>) {
     const completions = new CompletionTracker({
         ...{ clock, router, states, floor, registry, handouts, shared, limits: core.limits, scheduler, recorder },
     });
+    // An evicted key met again is a new one: what robots.txt said of its origins is read again.
+    core.frontier?.eviction.onForget((key) => recorder.forget(key));
     const readyAt = (entry: DomainQueue, at: number) => dispatcher.readyAt(entry, at);
     const maxDomainStallMs = options.maxDomainStallMs;
     const { innerServable, frontier, wake } = core;

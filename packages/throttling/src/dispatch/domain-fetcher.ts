@@ -123,16 +123,21 @@ export class DomainFetcher {
      */
     private fetchHead(entry: DomainQueue, queue: IRequestManager): Promise<Request | null> {
         const timeoutMs = this.deps.registry.getForwarded('internalTimeoutMillis');
-        return boundedCall(queue.fetchNextRequest(), timeoutMs, `Fetching from ${entry.queueName}`, (late) => {
-            if (!late) return;
-            void queue.reclaimRequest(late, { forefront: true }).then(
-                () => {
-                    entry.queued += 1;
-                    this.deps.scheduler.touch(entry, this.deps.clock.now());
-                },
-                () => undefined,
-            );
-        });
+        return boundedCall(
+            queue.fetchNextRequest(),
+            timeoutMs,
+            () => `Fetching from ${entry.queueName}`,
+            (late) => {
+                if (!late) return;
+                void queue.reclaimRequest(late, { forefront: true }).then(
+                    () => {
+                        entry.queued += 1;
+                        this.deps.scheduler.touch(entry, this.deps.clock.now());
+                    },
+                    () => undefined,
+                );
+            },
+        );
     }
 
     /** Hands the request out, or puts it back at the head when its origin or other scopes say not yet. */

@@ -1,14 +1,17 @@
 import type { ResolvedPolicy } from '../options/policy';
 import type { DomainState } from '../pacing/domain-state';
 import type { DomainQueue } from '../queues/domain-queue';
+import { anyOriginBlocked } from '../robots/origin-blocks';
 
 /**
  * Whether a domain can be forgotten at `now` without changing how it would be paced: nothing of it
- * waits or runs (no queued or windowed request, no request in flight, no origin check, no shared
- * lease, no hold), and its state says nothing a fresh state would not (every clock run out, no
- * raised pacing or remembered backoff step, no refusal run or error count, no announced pace, no
- * quota spent in the current window, no skip for its crawl delay). A forgotten domain met again
- * starts fresh and has its robots.txt read again. Pure: a function of its arguments.
+ * waits or runs (no queued or windowed request, no request in flight, no origin check due, running or
+ * to be retried, no shared lease, no hold), and what it remembers says nothing a fresh domain would
+ * not (every clock run out, no raised pacing or remembered backoff step, no refusal run or error
+ * count, no announced pace, no quota spent in the current window, no skip for its crawl delay, no
+ * origin blocked for an unreachable robots.txt, no retried robots.txt read). A forgotten domain met
+ * again starts fresh and has its robots.txt read again. Pure: a function of its arguments. The
+ * table in docs/broad-crawls.md lists these rules one by one; keep the two in step.
  */
 export function isAtRest(
     entry: DomainQueue,
@@ -17,7 +20,9 @@ export function isAtRest(
     now: number,
 ): boolean {
     if (entry.queued > 0 || (entry.windowed?.length ?? 0) > 0 || entry.scheduled !== undefined) return false;
-    if (entry.gatesPending > 0 || entry.checksDue.size > 0 || entry.retryPending.size > 0) return false;
+    if (entry.gatesPending > 0 || entry.checksDue !== undefined || entry.retryPending !== undefined) return false;
+    // A retried read counts towards the origin's retries in a row; a block fails its requests until it ends.
+    if (entry.retriedOrigins !== undefined || anyOriginBlocked(entry, now)) return false;
     if (entry.sharedLease !== undefined || entry.blockedUntil > now || (entry.opening && !entry.opened)) return false;
     if (!state) return true;
     return (

@@ -15,6 +15,9 @@ export interface IdleEvictionDeps {
     bound: number;
 }
 
+/** Told of every key evicted, to drop what it keeps per key (robots.txt crawl delays, reported rates). */
+export type ForgetListener = (key: string) => void;
+
 /** Keys looked at beyond the excess in one call, so a run of busy keys at the front is stepped over. */
 const EXTRA_LOOKS = 32;
 
@@ -27,12 +30,18 @@ const EXTRA_LOOKS = 32;
  */
 export class IdleEviction {
     private evictedCount = 0;
+    private readonly listeners: ForgetListener[] = [];
 
     constructor(private readonly deps: IdleEvictionDeps) {}
 
     /** Keys forgotten so far. */
     get evicted(): number {
         return this.evictedCount;
+    }
+
+    /** Calls `listener` with each key evicted from now on. */
+    onForget(listener: ForgetListener): void {
+        this.listeners.push(listener);
     }
 
     /** Evicts idle keys (never `keep`, the key just met) until at most `bound` are known, or the look budget is spent. */
@@ -50,6 +59,7 @@ export class IdleEviction {
             }
             registry.forget(entry);
             this.deps.states.delete?.(entry.key);
+            for (const listener of this.listeners) listener(entry.key);
             excess -= 1;
             evicted += 1;
         }

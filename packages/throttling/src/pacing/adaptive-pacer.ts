@@ -37,6 +37,8 @@ export interface AdaptiveData {
     safeExtraConcurrency: number;
 }
 
+/** An empty list shared by every pacer: lists here are only ever replaced, never changed in place. */
+const NONE: readonly number[] = Object.freeze([]);
 /** The pace after a refusal, as a share of the estimate: just under it, so jitter is not refused. */
 const CRUISE_GAIN = 0.95;
 /** An empty quota while the site delivered less than this share of the pace means the pace is too fast. */
@@ -96,7 +98,7 @@ export class AdaptivePacer implements AdaptiveData {
     // Refusals that do not follow the pace: cuts they led to are undone, and they lead to no more.
     private readonly background = new BackgroundRefusals();
     // The last paces that lived through a quiet window, so a refused one falls back to the one before.
-    private quietPaces: number[] = [];
+    private quietPaces: readonly number[] = NONE;
 
     /** `initialRate`: a pace to start from instead of unpaced (Infinity). */
     constructor(initialRate = Number.POSITIVE_INFINITY) {
@@ -150,7 +152,7 @@ export class AdaptivePacer implements AdaptiveData {
             // Cut twice and refused again before a quiet window: these refusals do not follow the pace
             // (a site refusing every other request, say). Lowering it further would only decay it.
         } else {
-            this.background.onCut({ ...this.bounds(), quietPaces: [...this.quietPaces] }, refused);
+            this.background.onCut({ ...this.bounds(), quietPaces: this.quietPaces }, refused);
             this.learnAgain(policy, sample);
             this.cutsInARow += 1;
         }

@@ -15,7 +15,7 @@ export interface PaceBounds {
     rate: number;
     safeRate: number;
     unsafeRate: number;
-    quietPaces: number[];
+    quietPaces: readonly number[];
 }
 
 /** A judgment of a refusal after a cut: none open, followed the pace, held (wait for more), undo. */
@@ -31,6 +31,8 @@ interface CutOnTrial {
     refusals: number;
 }
 
+/** The runs of a scope not refused yet, shared: runs are only ever replaced, never changed in place. */
+const NO_RUNS: readonly number[] = Object.freeze([]);
 /** Refusal runs (dispatches per refusal) kept to measure the refused share of late. */
 const RECENT_RUNS = 3;
 /** A refused share up to this many times the background share is background too (the share is noisy). */
@@ -62,7 +64,7 @@ export class BackgroundRefusals {
     private dispatched = 0;
     private dispatchedAtRefusal = 0;
     // Dispatches per refusal of the last few refusals, newest last.
-    private runs: number[] = [];
+    private runs: readonly number[] = NO_RUNS;
     // The last pace cut, judged at the refusals after it.
     private trial: CutOnTrial | undefined;
 

@@ -26,12 +26,14 @@ export interface RefusalReference {
 const SAMPLE_HORIZON_MS = 60_000;
 /** A sample over less time than this is noise. */
 const MIN_SAMPLE_SPAN_MS = 1_000;
+/** What a scope never refused holds: one empty list for all, never written to. */
+const NO_REFERENCES: RefusalReference[] = [];
 /** References kept. */
 const MAX_REFERENCES = 8;
 
 export class DeliverySamples {
-    // Newest last; bounded in count and age.
-    private readonly references: RefusalReference[] = [];
+    // Newest last; bounded in count and age. Made at the first reference (most scopes are never refused).
+    private references: RefusalReference[] = NO_REFERENCES;
 
     /** The newest reference, if any. */
     last(): RefusalReference | undefined {
@@ -40,6 +42,7 @@ export class DeliverySamples {
 
     /** A point where the bucket is empty at `now`, after `answered` accepted answers, at `pace`. */
     add(now: number, answered: number, waitMs: number, pace: number): void {
+        if (this.references === NO_REFERENCES) this.references = [];
         this.references.push({ at: now, answered, waitMs, minPace: pace });
         while (this.references.length > MAX_REFERENCES || now - this.references[0].at > SAMPLE_HORIZON_MS)
             this.references.shift();

@@ -102,7 +102,7 @@ export class DomainRegistry {
     register(key: string): DomainQueue {
         let entry = this.entries.get(key);
         if (!entry) {
-            entry = new DomainQueue(key, this.namespace.nameOf(key));
+            entry = new DomainQueue(key, this.namespace);
             this.entries.set(key, entry);
         }
         return entry;

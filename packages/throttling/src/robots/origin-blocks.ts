@@ -8,7 +8,7 @@ import { originOf } from '../routing/origin';
  * the origin's next check settles, so that check is due (see `OriginGate.isDue`).
  */
 export function blockInForce(entry: DomainQueue, url: string, now: number): OriginBlock | undefined {
-    if (entry.blockedOrigins.size === 0) return undefined;
+    if (entry.blockedOrigins === undefined) return undefined;
     const block = entry.blockedOrigins.get(originOf(url));
     return block !== undefined && now < block.until ? block : undefined;
 }
@@ -21,9 +21,16 @@ export function blockInForce(entry: DomainQueue, url: string, now: number): Orig
 export function everyOriginBlocked(entry: DomainQueue, now: number): boolean {
     const blocked = entry.blockedOrigins;
     // Blocks are a subset of the checked origins (forgetting an origin drops both), so sizes tell first.
-    if (blocked.size === 0 || blocked.size < entry.checkedOrigins.size) return false;
+    if (blocked === undefined || blocked.size < (entry.checkedOrigins?.size ?? 0)) return false;
     for (const block of blocked.values()) if (now >= block.until) return false;
     return true;
+}
+
+/** Whether any origin of the key is blocked at `now` (a block that ended says nothing: its origin is checked again). */
+export function anyOriginBlocked(entry: DomainQueue, now: number): boolean {
+    if (entry.blockedOrigins === undefined) return false;
+    for (const block of entry.blockedOrigins.values()) if (now < block.until) return true;
+    return false;
 }
 
 /** The error a request of a blocked origin fails with, or undefined when its origin is not blocked. */

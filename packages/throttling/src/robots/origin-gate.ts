@@ -111,11 +111,11 @@ export class OriginGate {
     isDue(entry: DomainQueue, url: string, now: number, atDispatch = false): boolean {
         if (!this.gate) return false;
         const origin = originOf(url);
-        if (entry.checksDue.has(origin)) return false;
-        if (atDispatch && entry.retryPending.has(origin)) return true;
-        const block = entry.blockedOrigins.get(origin);
+        if (entry.checksDue?.has(origin)) return false;
+        if (atDispatch && entry.retryPending?.has(origin)) return true;
+        const block = entry.blockedOrigins?.get(origin);
         if (block) return now >= block.until;
-        const checkedAt = entry.checkedOrigins.get(origin);
+        const checkedAt = entry.checkedOrigins?.get(origin);
         return checkedAt === undefined || now - checkedAt >= this.recheckAfterMs;
     }
 
@@ -124,19 +124,20 @@ export class OriginGate {
         const now = this.host.now();
         if (!this.gate || !this.isDue(entry, url, now, atDispatch)) return;
         const origin = originOf(url);
-        entry.retryPending.delete(origin);
+        if (entry.retryPending?.delete(origin) && entry.retryPending.size === 0) entry.retryPending = undefined;
         this.remember(entry, origin, now);
-        entry.checksDue.set(origin, url);
+        (entry.checksDue ??= new Map()).set(origin, url);
         this.startDue(entry);
     }
 
     /** Starts the due checks of a domain that its key's clocks and slots allow now; files it for the rest. */
     startDue(entry: DomainQueue): void {
-        for (const [origin, url] of entry.checksDue) {
+        for (const [origin, url] of entry.checksDue ?? []) {
             const now = this.host.now();
             if (!this.gate || this.host.readyAt(entry, now) > now) break;
             // Taken off the due list and counted as running at once, so a concurrent look skips it.
-            entry.checksDue.delete(origin);
+            entry.checksDue!.delete(origin);
+            if (entry.checksDue!.size === 0) entry.checksDue = undefined;
             entry.gatesPending += 1;
             const opened = this.openProbe(entry, now);
             if (!isPromise(opened)) {
@@ -147,19 +148,19 @@ export class OriginGate {
                 if (this.started(entry, origin, url, ticket)) this.startDue(entry);
             });
         }
-        if (entry.checksDue.size > 0) this.host.released(entry);
+        if (entry.checksDue) this.host.released(entry);
     }
 
     /** Runs the check once its window is held; without one, puts it back on the due list (false). */
     private started(entry: DomainQueue, origin: string, url: string, ticket: ProbeTicket | undefined): boolean {
         if (!ticket || !this.gate) {
             entry.gatesPending -= 1;
-            entry.checksDue.set(origin, url);
+            (entry.checksDue ??= new Map()).set(origin, url);
             this.host.released(entry);
             return false;
         }
         const settle = (outcome?: void | DomainGateOutcome) => this.settled(entry, origin, ticket, outcome);
-        const retriesLeft = Math.max(0, this.maxRetries - (entry.retriedOrigins.get(origin) ?? 0));
+        const retriesLeft = Math.max(0, this.maxRetries - (entry.retriedOrigins?.get(origin) ?? 0));
         this.gate(entry.key, url, { retriesLeft }).then(settle, (error: unknown) => {
             this.host.warn(
                 `The first-dispatch check of ${origin} (${entry.key}) failed; crawling it without: ${String(error)}`,
@@ -191,19 +192,19 @@ export class OriginGate {
 
     /** What a check's answer leaves for the origin: a retry (while the bound allows), a block, or done. */
     private record(entry: DomainQueue, origin: string, now: number, outcome?: void | DomainGateOutcome): void {
-        const retried = entry.retriedOrigins.get(origin) ?? 0;
+        const retried = entry.retriedOrigins?.get(origin) ?? 0;
         // A check ran, so an earlier block (over by now) is lifted; a new one may replace it below.
-        entry.blockedOrigins.delete(origin);
+        unblock(entry, origin);
         if (outcome === 'retry' && retried < this.maxRetries) {
-            entry.retriedOrigins.set(origin, retried + 1);
-            entry.retryPending.add(origin);
+            (entry.retriedOrigins ??= new Map()).set(origin, retried + 1);
+            (entry.retryPending ??= new Set()).add(origin);
             return;
         }
-        entry.retriedOrigins.delete(origin);
+        unretry(entry, origin);
         if (typeof outcome !== 'object' || outcome === null) return;
         const { disallowForMs, reason } = outcome;
         if (!(disallowForMs > 0)) return;
-        entry.blockedOrigins.set(origin, { until: now + disallowForMs, reason, attempts: retried + 1 });
+        (entry.blockedOrigins ??= new Map()).set(origin, { until: now + disallowForMs, reason, attempts: retried + 1 });
     }
 
     /**
@@ -211,7 +212,7 @@ export class OriginGate {
      * {@link MAX_CHECKED_ORIGINS_PER_KEY} long: stale checks (due again anyway) go first, then the oldest.
      */
     private remember(entry: DomainQueue, origin: string, at: number): void {
-        const checked = entry.checkedOrigins;
+        const checked = (entry.checkedOrigins ??= new Map());
         checked.delete(origin);
         checked.set(origin, at);
         if (checked.size <= MAX_CHECKED_ORIGINS_PER_KEY) return;
@@ -226,8 +227,18 @@ export class OriginGate {
 
     private forgetOrigin(entry: DomainQueue, origin: string): void {
         // A forgotten origin is checked again on its next request, blocked or not.
-        entry.checkedOrigins.delete(origin);
-        entry.retriedOrigins.delete(origin);
-        entry.blockedOrigins.delete(origin);
+        entry.checkedOrigins?.delete(origin);
+        unretry(entry, origin);
+        unblock(entry, origin);
     }
+}
+
+// The bookkeeping of an origin is dropped with its last entry (see `DomainQueue.checksDue`).
+
+function unblock(entry: DomainQueue, origin: string): void {
+    if (entry.blockedOrigins?.delete(origin) && entry.blockedOrigins.size === 0) entry.blockedOrigins = undefined;
+}
+
+function unretry(entry: DomainQueue, origin: string): void {
+    if (entry.retriedOrigins?.delete(origin) && entry.retriedOrigins.size === 0) entry.retriedOrigins = undefined;
 }

@@ -17,8 +17,6 @@ export type ScopedSource = { url: string; userData?: Record<string, unknown> };
 export class ScopeRouter {
     // Configured domain keys (empty under 'all').
     readonly listedDomains: ReadonlySet<string>;
-    // Resolved policy per throttling key, cached (scope settings over the defaults).
-    private readonly policies = new Map<string, ResolvedPolicy>();
     // Path-prefix scopes per domain key, longest first: requests under them get their own key.
     private readonly pathScopes = new Map<string, string[]>();
 
@@ -31,9 +29,8 @@ export class ScopeRouter {
         for (const key of options.scopes.keys()) this.notePathScope(key);
     }
 
-    /** A scope's settings changed at run time: cached policies are read again, a new path scope routes. */
+    /** A scope's settings changed at run time: a new path scope routes. */
     scopeChanged(key: string): void {
-        this.policies.clear();
         this.notePathScope(key);
     }
 
@@ -126,15 +123,12 @@ export class ScopeRouter {
         );
     }
 
-    /** The policy in force for a throttling key. */
+    /**
+     * The policy in force for a throttling key. Not cached per key: the look-up is one map read, and a
+     * cache would keep an entry for every key ever met, evicted ones included (broad crawls).
+     */
     policyOf(key: string): ResolvedPolicy {
-        let policy = this.policies.get(key);
-        if (!policy) {
-            policy =
-                this.options.scopes.get(key) ?? (isIpScope(key) ? this.options.ipPolicy : this.options.defaultPolicy);
-            this.policies.set(key, policy);
-        }
-        return policy;
+        return this.options.scopes.get(key) ?? (isIpScope(key) ? this.options.ipPolicy : this.options.defaultPolicy);
     }
 
     private declaredScopes(request: ScopedSource): { pairs?: [string, number][]; custom: boolean } {
