@@ -3,7 +3,8 @@
  *
  * - The crawl-delay clock is armed on every dispatch: the next request may leave no sooner than
  *   `interval` after the previous one, where interval = max(robots.txt crawl delay, floor).
- * - The backoff clock is armed by a refusal (429 and friends): nothing leaves before it runs out.
+ * - The backoff clock is armed by a refusal (429 and friends): nothing leaves before it runs out
+ *   (its decisions are in `RefusalClock`, which this class extends).
  *
  * The interval is the largest of the configured delay, the robots.txt crawl delay, the floor, the
  * pacing raised by backoff and the pacing the server announced. Concurrency slots cap how many
@@ -14,15 +15,9 @@
  */
 
 import type { ResolvedPolicy } from '../options/policy';
-import { applyJitter, POLICY_DEFAULTS } from '../options/policy';
-import type {
-    BackoffPolicy,
-    DispatchReservation,
-    IntervalReason,
-    PacingPolicy,
-    RateLimitOutcome,
-} from './domain-state-types';
-import { DomainStateRecord } from './domain-state-record';
+import { applyJitter } from '../options/policy';
+import type { DispatchReservation, IntervalReason, PacingPolicy } from './domain-state-types';
+import { MAX_BACKOFF_EXPONENT, RefusalClock } from './refusal-clock';
 import { NUMERIC_FIELDS, UNLIMITED } from './domain-state-types';
 import { SlotPool } from './slot-pool';
 import type { RampupPolicy } from './rampup';
@@ -40,17 +35,9 @@ export type {
     RateLimitOutcome,
 } from './domain-state-types';
 
-/** Exponent cap: 2^20 × base is far beyond any sane cap, and keeps the arithmetic finite. */
-export const MAX_BACKOFF_EXPONENT = 20;
+export { MAX_BACKOFF_EXPONENT, STALL_DISPATCH_SLACK_MS } from './refusal-clock';
 
-/**
- * Slack allowed between a backoff's end and the next refusal when measuring stall time: the
- * crawler needs a moment to send the next request (pool polling, latency). Gaps longer than the
- * imposed wait plus this slack are idle time or crawl delay and do not count as stalling.
- */
-export const STALL_DISPATCH_SLACK_MS = 2_000;
-
-export class DomainState extends DomainStateRecord {
+export class DomainState extends RefusalClock {
     // Concurrency slots and their per-slot clocks.
     private readonly slots = new SlotPool();
     /**
@@ -102,18 +89,6 @@ export class DomainState extends DomainStateRecord {
     /** Requests handed out and not yet completed, as far as this state knows. */
     get inFlight(): number {
         return this.slots.inUse;
-    }
-
-    /** Pacing raised by backoff triggers at `now`, after the decay of full quiet windows. */
-    penaltyAt(now: number, policy: PacingPolicy = UNLIMITED): number {
-        if (this.penaltyMs <= 0) return 0;
-        const windowMs = policy.backoffWindowMs ?? POLICY_DEFAULTS.backoffWindowSecs * 1000;
-        const factor = policy.backoffFactor ?? POLICY_DEFAULTS.backoffFactor;
-        const quietWindows = windowMs > 0 ? Math.floor(Math.max(0, now - this.lastTriggerAt) / windowMs) : Infinity;
-        if (quietWindows === 0) return this.penaltyMs;
-        const decayed = this.penaltyMs / factor ** Math.min(quietWindows, 64);
-        // Once stepped below the least backoff, the configured pacing takes over again.
-        return decayed < (policy.backoffMinDelayMs ?? 0) || decayed < 1 ? 0 : decayed;
     }
 
     /**
@@ -212,10 +187,6 @@ export class DomainState extends DomainStateRecord {
     /** Frees a concurrency slot when its request was handled or reclaimed. */
     release(slot: number): void {
         this.slots.release(slot);
-    }
-
-    isBackingOff(now: number): boolean {
-        return now < this.backoffUntil;
     }
 
     /**
@@ -321,110 +292,6 @@ export class DomainState extends DomainStateRecord {
         return true;
     }
 
-    /** The exponent that the next escalation starts from, after any decay due by `now`. */
-    effectiveExponent(now: number): number {
-        return this.decayAt !== 0 && now >= this.decayAt ? 0 : this.backoffExponent;
-    }
-
-    /**
-     * Records a refusal. While the backoff clock runs, a refusal does not escalate (a burst of
-     * in-flight requests all refused counts once); a server-given wait may still extend the clock.
-     */
-    recordRateLimit(now: number, waitMs: number | undefined, policy: BackoffPolicy): RateLimitOutcome {
-        this.refusals += 1;
-        let outcome: RateLimitOutcome;
-        // Time backed off, for the statistics: what this refusal added beyond the running backoff.
-        const coveredUntil = Math.max(this.backoffUntil, now);
-        if (this.isBackingOff(now)) {
-            if (waitMs !== undefined && waitMs > 0) {
-                const capped = Math.min(waitMs, policy.backoffMaxDelayMs);
-                this.backoffUntil = Math.max(this.backoffUntil, now + capped);
-            }
-            outcome = { escalated: false, waitMs: this.backoffUntil - now };
-        } else {
-            outcome = this.escalate(now, waitMs, policy);
-        }
-        this.backedOffMs += Math.max(0, this.backoffUntil - coveredUntil);
-        this.accumulateStall(now);
-        return outcome;
-    }
-
-    /** A refusal outside a running backoff: a new wait (the server's, or the next exponential step). */
-    private escalate(now: number, waitMs: number | undefined, policy: BackoffPolicy): RateLimitOutcome {
-        const exponent = Math.min(this.effectiveExponent(now) + 1, MAX_BACKOFF_EXPONENT);
-        const factor = policy.backoffFactor ?? 2;
-        const exponentialMs = Math.min(this.firstBackoffMs(policy) * factor ** (exponent - 1), Number.MAX_SAFE_INTEGER);
-        const useHeader = waitMs !== undefined && waitMs > 0;
-        const requestedMs = useHeader ? waitMs : exponentialMs;
-        // Jitter spreads exponential waits so many workers do not wake together; a server-given
-        // wait is a minimum and is only ever lengthened.
-        const jittered = useHeader
-            ? requestedMs
-            : applyJitter(requestedMs, policy.jitter, policy.random ?? Math.random);
-        const delayMs = Math.min(jittered, policy.backoffMaxDelayMs);
-        // The rampup search paces from here: back to the last safe rate, not raised pacing.
-        if (policy.rampup) {
-            const pacer = this.ramp(policy.rampup);
-            pacer.onTrigger(now, policy.rampup, delayMs, useHeader);
-            // The clock was armed at the pace just refused: the next request waits one new interval.
-            this.nextDispatchAt = Math.max(this.nextDispatchAt, now + pacer.delayMs());
-        } else this.raisePenalty(now, useHeader ? requestedMs : undefined, policy);
-        this.lastTriggerAt = now;
-        this.backoffExponent = exponent;
-        this.lastBackoffMs = delayMs;
-        this.backoffUntil = now + delayMs;
-        // The quiet period is measured from when the domain can be dispatched again (a longer
-        // crawl delay included); measured from the backoff end it would lapse before the retry.
-        this.decayAt = Math.max(this.backoffUntil, this.nextDispatchAt) + delayMs;
-        const outcome: RateLimitOutcome = { escalated: true, waitMs: delayMs };
-        if (requestedMs > policy.backoffMaxDelayMs) {
-            outcome.cappedFrom = { source: useHeader ? 'retry-after' : 'exponential', requestedMs };
-        }
-        return outcome;
-    }
-
-    /**
-     * The first step of exponential backoff. Adaptive pacing reads a bare refusal as "a little too
-     * fast", as a `Retry-After: 1` would say: it waits a second (or two intervals of a slow site), not
-     * `backoffMinDelaySecs`; a run of refusals without an answer still doubles from there.
-     */
-    private firstBackoffMs(policy: BackoffPolicy): number {
-        if (policy.rampup?.algorithm !== 'adaptive') return policy.backoffMinDelayMs;
-        const rate = this.rampupState?.safeRate ?? 0;
-        return Math.min(policy.backoffMinDelayMs, Math.max(1000, rate > 0 ? 2000 / rate : 0));
-    }
-
-    /**
-     * The pacing after a backoff: raised to at least a server-given wait, or grown by the factor
-     * without one; it steps down per quiet window afterwards.
-     */
-    private raisePenalty(now: number, serverWaitMs: number | undefined, policy: BackoffPolicy): void {
-        const factor = policy.backoffFactor ?? 2;
-        const current = this.penaltyAt(now, {
-            ...UNLIMITED,
-            backoffFactor: factor,
-            backoffWindowMs: policy.backoffWindowMs,
-            backoffMinDelayMs: policy.backoffMinDelayMs,
-        });
-        const max = policy.backoffMaxDelayMs;
-        this.penaltyMs =
-            serverWaitMs !== undefined
-                ? Math.max(current, Math.min(serverWaitMs, max))
-                : Math.min(current > 0 ? current * factor : policy.backoffMinDelayMs, max);
-    }
-
-    private accumulateStall(now: number): void {
-        if (this.refusingSince === 0) {
-            this.refusingSince = now;
-            this.stallMs = 0;
-        } else {
-            const gap = Math.max(0, now - this.lastRefusalAt);
-            this.stallMs += Math.min(gap, this.lastImposedMs + STALL_DISPATCH_SLACK_MS);
-        }
-        this.lastRefusalAt = now;
-        this.lastImposedMs = Math.max(0, this.backoffUntil - now);
-    }
-
     /**
      * The domain answered a request without a refusal: the run of refusals is broken. Under rampup the
      * answer is counted, and the next refusal starts its backoff from the first step again: it marks a
@@ -462,17 +329,6 @@ export class DomainState extends DomainStateRecord {
      */
     recordGivenUp(): void {
         this.handled += 1;
-    }
-
-    /**
-     * How long the domain has been refusing without a break at `now` (0 when it is not refusing):
-     * the accumulated refusing time plus the part of the wait imposed by the last refusal that has
-     * already passed.
-     */
-    stalledForMs(now: number): number {
-        if (this.refusingSince === 0) return 0;
-        const sinceLast = Math.max(0, now - this.lastRefusalAt);
-        return this.stallMs + Math.min(sinceLast, this.lastImposedMs);
     }
 
     /** Rebuilds a state from persisted data; returns undefined when the data has the wrong shape. */
