@@ -56,7 +56,12 @@ describe("throttleBy: 'ip' against polite-web", () => {
         const byIp = await crawl({ delaySecs: 0.1, throttleBy: 'ip', ipScope: { delaySecs: 0.4 } });
         expect(byIp.handled).toBe(2 * PAGES);
         for (const host of HOSTS) expect(byIp.pages.filter((e) => e.site === host)).toHaveLength(PAGES);
-        expect(Math.min(...byIp.gaps)).toBeGreaterThanOrEqual(390);
+        // Gaps are measured where requests arrive: one that left late on a loaded machine (event-loop
+        // lag) arrives closer to the next. So a single gap may come short by that lag, but no two in a
+        // row (a real breach of the pace shortens every gap; without the IP scope they are ~30 ms).
+        expect(Math.min(...byIp.gaps)).toBeGreaterThanOrEqual(300);
+        const pairs = byIp.gaps.slice(1).map((gap, i) => gap + byIp.gaps[i]);
+        expect(Math.min(...pairs)).toBeGreaterThanOrEqual(2 * 390);
         const address = byIp.throttler.stats().find((s) => s.domain === 'ip:127.0.0.1');
         expect(address).toMatchObject({ requests: 2 * PAGES, handled: 2 * PAGES });
 

