@@ -77,19 +77,28 @@ function killSchedule(seed: number, count: number): Kill[] {
     );
 }
 
+/** Request files a kill left unreadable, by the last call of {@link storedRequests}. */
+const unreadable: string[] = [];
+
 /** Every request file left in the storage, with its queue and whether it is handled. */
 async function storedRequests(storageDir: string): Promise<{ queue: string; url: string; handled: boolean }[]> {
     const root = join(storageDir, 'request_queues');
     const out: { queue: string; url: string; handled: boolean }[] = [];
+    unreadable.length = 0;
     for (const queue of await readdir(root).catch(() => [] as string[])) {
         if (queue.startsWith('__CRAWLEE_TEMPORARY')) continue;
         for (const file of await readdir(join(root, queue)).catch(() => [] as string[])) {
             if (!file.endsWith('.json') || file.startsWith('__metadata__') || file.startsWith('.')) continue;
-            const request = JSON.parse(await readFile(join(root, queue, file), 'utf8')) as {
-                url: string;
-                orderNo: number | null;
-                json: string;
-            };
+            const text = await readFile(join(root, queue, file), 'utf8');
+            // memory-storage writes a request file in place: a SIGKILL in the middle of that write
+            // leaves it empty or cut short (its own crash behaviour, with or without a throttler).
+            let request: { url: string; orderNo: number | null; json: string };
+            try {
+                request = JSON.parse(text) as typeof request;
+            } catch {
+                unreadable.push(`${queue}/${file}`);
+                continue;
+            }
             const data = JSON.parse(request.json) as { handledAt?: string };
             out.push({ queue, url: request.url, handled: request.orderNo === null && Boolean(data.handledAt) });
         }
@@ -137,7 +146,7 @@ test("queueLayout 'shared' resumed after SIGKILLs with default lock settings: no
         seed: SEED,
         urls: urls.length,
         plain: summary(plain, urls),
-        shared: { ...summary(shared, urls), ownQueues: ownQueues.length },
+        shared: { ...summary(shared, urls), ownQueues: ownQueues.length, unreadableFiles: unreadable.length },
     };
     console.log(`SHARED CRASH FIGURES ${JSON.stringify(figures)}`);
     console.log(`shared crash details ${JSON.stringify({ plain: plain.starts, shared: shared.starts })}`);
@@ -156,7 +165,12 @@ test("queueLayout 'shared' resumed after SIGKILLs with default lock settings: no
     // The window overflowed into queues of their own, and nothing is left anywhere.
     expect(ownQueues.length).toBeGreaterThan(0);
     expect(stored.filter((r) => !r.handled)).toEqual([]);
-    expect(new Set(stored.filter((r) => r.queue === 'default').map((r) => r.url))).toEqual(new Set(urls));
+    // Every request is stored in the default queue, bar one whose file a kill cut short (never more
+    // than one file per kill; the crawl still handled it, as `lost` above says).
+    const inDefault = new Set(stored.filter((r) => r.queue === 'default').map((r) => r.url));
+    expect([...inDefault].filter((u) => !urls.includes(u))).toEqual([]);
+    expect(unreadable.length).toBeLessThanOrEqual(figures.shared.kills);
+    expect(inDefault.size + unreadable.filter((f) => f.startsWith('default/')).length).toBe(urls.length);
 
     // A fresh manager on that storage finds nothing to hand out and reports finished.
     const storage = new MemoryStorage({
