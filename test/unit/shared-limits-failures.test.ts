@@ -54,18 +54,24 @@ beforeEach(() => {
 });
 afterEach(() => rmSync(dir, { recursive: true, force: true }));
 
+/** `'pause'` failure handling on manual timers, its warnings collected; `retryMs` as given or the default. */
+function pausingFailures(retryMs?: number) {
+    const timers = new ManualTimers(clock);
+    const warnings: string[] = [];
+    const failures = new SharedClockFailures({
+        mode: 'pause',
+        warn: (m) => warnings.push(m),
+        warnOnce: (m) => warnings.push(m),
+        now: () => clock.now(),
+        timers,
+        ...(retryMs === undefined ? {} : { retryMs }),
+    });
+    return { timers, warnings, failures };
+}
+
 describe('SharedLimits: slot leases', () => {
     const setup = (shared: SharedDomainClock) => {
-        const timers = new ManualTimers(clock);
-        const warnings: string[] = [];
-        const failures = new SharedClockFailures({
-            mode: 'pause',
-            warn: (m) => warnings.push(m),
-            warnOnce: (m) => warnings.push(m),
-            now: () => clock.now(),
-            timers,
-            retryMs: 50,
-        });
+        const { timers, warnings, failures } = pausingFailures(50);
         const limits = new SharedLimits({
             shared,
             states: {} as never,
@@ -277,15 +283,7 @@ describe('SharedRefusals: a refusal the store missed', () => {
                 return file.recordRefusal(k, policy, now);
             },
         };
-        const timers = new ManualTimers(clock);
-        const warnings: string[] = [];
-        const failures = new SharedClockFailures({
-            mode: 'pause',
-            warn: (m) => warnings.push(m),
-            warnOnce: (m) => warnings.push(m),
-            now: () => clock.now(),
-            timers,
-        });
+        const { timers, warnings, failures } = pausingFailures();
         const states = new InMemoryDomainStateStore();
         states.update(HOST, (s) => void (s.backoffUntil = clock.now() + 2_000));
         const policy = { backoffMinDelayMs: 2_000, backoffMaxDelayMs: 60_000, backoffFactor: 2, rampup: undefined };

@@ -152,7 +152,8 @@ export class AdaptivePacer implements AdaptiveData {
             // Cut twice and refused again before a quiet window: these refusals do not follow the pace
             // (a site refusing every other request, say). Lowering it further would only decay it.
         } else {
-            this.background.onCut({ ...this.bounds(), quietPaces: this.quietPaces }, refused);
+            const { rate, safeRate, unsafeRate, quietPaces } = this;
+            this.background.onCut({ rate, safeRate, unsafeRate, quietPaces }, refused);
             this.learnAgain(policy, sample);
             this.cutsInARow += 1;
         }
@@ -185,15 +186,6 @@ export class AdaptivePacer implements AdaptiveData {
             return true;
         }
         return this.background.isBackground();
-    }
-
-    /** The share refused whatever the pace, as a cut found it; 0 while none was found. */
-    get backgroundShare(): number {
-        return this.background.share;
-    }
-
-    private bounds(): { rate: number; safeRate: number; unsafeRate: number } {
-        return { rate: this.rate, safeRate: this.safeRate, unsafeRate: this.unsafeRate };
     }
 
     /**

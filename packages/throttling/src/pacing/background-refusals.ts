@@ -116,8 +116,10 @@ export class BackgroundRefusals {
             expected > trial.share / 2 ||
             share < Math.max((trial.share + expected) / 2, trial.share * BACKGROUND_HELD) ||
             share > trial.share * BACKGROUND_MARGIN;
-        if (followed) this.trial = undefined;
-        if (followed) return { kind: 'followed' };
+        if (followed) {
+            this.trial = undefined;
+            return { kind: 'followed' };
+        }
         if (trial.refusals < TRIAL_REFUSALS) return { kind: 'held' };
         this.trial = undefined;
         this.share = Math.max(this.share, Math.min(trial.share, share));
