@@ -12,6 +12,8 @@ export interface ProcessResult {
     sent: { url: string; at: number }[];
     /** Each domain's pace at the end under adaptive pacing, requests per second (fixtures that report it). */
     paces?: Record<string, number | undefined>;
+    /** Each quota spend Redis granted: its key and the end of the window it counted in (epoch ms). */
+    spends?: { key: string; windowEndsAt: number }[];
     /** What the process logged (the throttler's warnings). */
     stderr: string;
 }
