@@ -29,6 +29,19 @@ test('sim family', async () => {
                 );
             }
         }
+        if (process.env.SITES) {
+            // Per site: requests sent, refused, and the refusals' times (s from the site's first request).
+            for (const [host, list] of r.arrivals) {
+                const refused = list.filter((a) => a.refused);
+                if (refused.length === 0) continue;
+                const t0 = list[0]?.at ?? 0;
+                const site = mix.sites.find((s) => s.host === host);
+                console.log(
+                    `  ${host} ${site?.rate}/${site?.burst}/${site?.latencyMs}/${site?.refusal?.status}-${site?.refusal?.retryAfter}-${site?.refusal?.rateLimitHeaders}`,
+                    `sent ${list.length} refused ${refused.length} at ${refused.map((a) => ((a.at - t0) / 1000).toFixed(2)).join(' ')}`,
+                );
+            }
+        }
         rows.push(row);
         const sites = mix.sites
             .map(

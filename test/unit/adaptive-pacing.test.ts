@@ -104,6 +104,27 @@ describe('adaptive pacing: refusals that do not follow the pace', () => {
     );
 });
 
+describe('adaptive pacing: short crawls of a slow site with a burst', () => {
+    // A slow site (1.35 req/s) whose burst of 7 and 144 ms answers fool a naive reading: answers to
+    // requests sent before a refusal arrive after it, and the wait each refusal imposes refills tokens.
+    const slowBurst: SimSite = {
+        host: 'site.example',
+        rate: 1.35,
+        burst: 7,
+        latencyMs: 144,
+        refusal: { status: 503, retryAfter: 'http-date' },
+    };
+
+    test('answers to requests sent before a refusal are no delivery since it: the pace learned is under the rate', async () => {
+        const result = await simulateCrawl([slowBurst], 20, RAMPUP);
+        expect(result.done).toBe(20);
+        // The burst, then one refusal to learn the rate from: counted with the answers in flight at the
+        // first refusal, the second pace was 1.87 req/s and the site refused 8 of 28.
+        expect(result.refused).toBeLessThanOrEqual(2);
+        expect(result.manager.snapshot()[0].rampup!.safeRate).toBeLessThanOrEqual(slowBurst.rate!);
+    });
+});
+
 describe('adaptive pacing: concurrency', () => {
     test('where latency x rate > 1, slots grow until the rate is reached (10 req/s at 300 ms)', async () => {
         const result = await simulateCrawl(
@@ -160,6 +181,19 @@ describe('AdaptivePacer, step by step', () => {
         const sample = p.deliverySample(4_000)!;
         expect(sample.rate).toBeCloseTo(2.5, 5);
         expect(p.deliverySample(500)).toBeUndefined(); // under a second: noise
+    });
+
+    test('an answer to a request sent before a refusal does not count in the delivery sample since it', () => {
+        const p = new AdaptivePacer();
+        p.onDispatch(0, ADAPTIVE);
+        p.onTrigger(1_000, ADAPTIVE, 100);
+        // Three answers after the refusal, to requests sent before it; then four sent after it.
+        for (let i = 0; i < 3; i++) p.onAnswer(1_100, 900);
+        for (let i = 0; i < 4; i++) p.onAnswer(2_000 + i * 500, 1_500 + i * 500);
+        expect(p.deliverySample(3_000)!.rate).toBeCloseTo(2, 5); // 4 over the 2 s since the refusal
+        // An answer whose send time is unknown still counts, as before.
+        p.onAnswer(3_000);
+        expect(p.deliverySample(3_000)!.rate).toBeCloseTo(2.5, 5);
     });
 
     test('a refused pace falls back to the estimate, not to the burst-hidden quiet pace above it', () => {

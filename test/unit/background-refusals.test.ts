@@ -1,4 +1,4 @@
-import { BackgroundRefusals, bucketShare } from '../../packages/throttling/src/pacing/background-refusals';
+import { BackgroundRefusals, bucketShare, refillShare } from '../../packages/throttling/src/pacing/background-refusals';
 import type { PaceBounds } from '../../packages/throttling/src/pacing/background-refusals';
 
 const BOUNDS: PaceBounds = { rate: 4, safeRate: 4, unsafeRate: Infinity, quietPaces: [2] };
@@ -22,7 +22,34 @@ describe('bucketShare: what a token bucket would refuse at another pace', () => 
     });
 });
 
+describe('refillShare: what a token bucket refuses given the waits it imposes', () => {
+    test('each wait refills rate x wait tokens, which a faster pace drains at (pace - rate) per second', () => {
+        // 1.4 req/s, 1 s waits, paced at 2.25: 1.4 / (1 - 1.4 / 2.25) = 3.7 requests through per refusal.
+        expect(refillShare(1.4, 1_000, 2.25)).toBeCloseTo(1 / (1 + 1.4 / (1 - 1.4 / 2.25)), 10);
+        expect(refillShare(1.4, 1_000, 1.3)).toBe(0); // at or under the rate: nothing refused
+        expect(refillShare(0, 1_000, 2)).toBe(0); // no rate known: no reading
+    });
+});
+
 describe('BackgroundRefusals: a cut on trial', () => {
+    test('a share the bucket delivering before the cut explains (refilled by the waits) is no background: the cut stands', () => {
+        // Runs of 4 at 4 req/s read as a 2.67 req/s bucket refusing nothing at 2.25; but the site
+        // delivered 1.4 req/s over time, with 1 s waits: at 2.25 it refuses about one in five.
+        const tried = new BackgroundRefusals();
+        refuse(tried, 4, 2);
+        tried.onCut(BOUNDS, true, { pace: 2.25, delivered: 1.4, waitMs: 1_000 });
+        refuse(tried, 4);
+        expect(tried.judge(2.25)).toEqual({ kind: 'followed' });
+        // Read from the runs alone, the same refusals would undo the cut.
+        const runsOnly = new BackgroundRefusals();
+        refuse(runsOnly, 4, 2);
+        runsOnly.onCut(BOUNDS, true);
+        refuse(runsOnly, 4);
+        expect(runsOnly.judge(2.25)).toEqual({ kind: 'held' });
+        refuse(runsOnly, 4);
+        expect(runsOnly.judge(2.25)).toEqual({ kind: 'undo', bounds: BOUNDS });
+    });
+
     test('refused as often after a cut as before: the first refusal is held, the second undoes the cut', () => {
         const b = new BackgroundRefusals();
         refuse(b, 5, 2);

@@ -207,6 +207,7 @@ export class Dispatcher {
             extras,
             unreachable,
             ...(ticket.hold.slots.length > 0 ? { shared: ticket.hold } : {}),
+            sentAt: this.clock.now(),
         });
         this.departed?.(ticket.entry.key);
         return request;

@@ -27,6 +27,8 @@ export interface Handout {
     answeredBy?: string;
     /** Concurrency slots it holds in the shared clock, freed with its own. */
     shared?: SharedHold;
+    /** When it was handed out (epoch ms): its answer counts as delivered only after refusals made later. */
+    sentAt?: number;
 }
 
 /**

@@ -119,10 +119,14 @@ export class AdaptivePacer implements AdaptiveData {
         this.maybeCloseWindow(now, policy);
     }
 
-    /** An answer that was not a refusal, at `now`. */
-    onAnswer(now = 0): void {
+    /**
+     * An answer that was not a refusal, at `now`, to a request sent at `sentAt` (when known): one sent
+     * before a refusal took its token before the bucket ran empty, so it is no delivery since then.
+     */
+    onAnswer(now = 0, sentAt?: number): void {
         if (this.answered === 0) this.firstAnswerAt = now;
         this.answered += 1;
+        if (sentAt !== undefined) this.samples.answeredBefore(sentAt);
     }
 
     /**
@@ -153,8 +157,9 @@ export class AdaptivePacer implements AdaptiveData {
             // (a site refusing every other request, say). Lowering it further would only decay it.
         } else {
             const { rate, safeRate, unsafeRate, quietPaces } = this;
-            this.background.onCut({ rate, safeRate, unsafeRate, quietPaces }, refused);
             this.learnAgain(policy, sample);
+            const seen = { pace: this.rate, delivered: sample?.rate ?? 0, waitMs };
+            this.background.onCut({ rate, safeRate, unsafeRate, quietPaces }, refused, seen);
             this.cutsInARow += 1;
         }
         // Back to the slots that lived through a quiet window: the pace, not the slots, answers a
@@ -164,6 +169,8 @@ export class AdaptivePacer implements AdaptiveData {
         this.sinceTrigger = 0;
         this.notePace();
         if (emptyBucket) this.addReference(now, waitMs);
+        // The next window starts when the wait ends: the tokens the wait refilled let a pace too fast
+        // through for a while, and a window that counted the wait would call that pace quiet.
         this.startWindow(now);
     }
 

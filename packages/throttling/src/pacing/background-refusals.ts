@@ -29,6 +29,8 @@ interface CutOnTrial {
     dispatched: number;
     /** Refusals since the cut. */
     refusals: number;
+    /** What a token bucket would refuse at the cut pace, given the rate delivered before the cut. */
+    bucketExpects: number;
 }
 
 /** The runs of a scope not refused yet, shared: runs are only ever replaced, never changed in place. */
@@ -55,6 +57,17 @@ export function bucketShare(from: number, share: number, to: number): number {
     const run = 1 / share;
     const rate = run > 2 ? from * (1 - 1 / (run - 1)) : 0;
     return to > rate ? 1 / (1 + 1 / (1 - rate / to)) : 0;
+}
+
+/**
+ * The share a token bucket of `rate` refuses when paced at `pace` with a wait of `waitMs` after each
+ * refusal: the wait refills rate × wait tokens, which a pace above the rate drains at (pace − rate)
+ * per second, so about rate × wait / (1 − rate / pace) requests go through per refusal.
+ */
+export function refillShare(rate: number, waitMs: number, pace: number): number {
+    if (!(rate > 0) || pace <= rate) return 0;
+    const through = (rate * Math.max(waitMs, 0)) / 1000 / (1 - rate / pace);
+    return 1 / (1 + through);
 }
 
 export class BackgroundRefusals {
@@ -86,13 +99,15 @@ export class BackgroundRefusals {
 
     /**
      * The pacer cuts the pace from `bounds` on the refusal just noted: tried, unless refusals are rare
-     * or this was no refusal (an announced empty quota).
+     * or this was no refusal (an announced empty quota). `seen`: the pace cut to, the rate the site
+     * delivered since an earlier refusal, and the wait this refusal imposed.
      */
-    onCut(bounds: PaceBounds, refused: boolean): void {
+    onCut(bounds: PaceBounds, refused: boolean, seen?: { pace: number; delivered: number; waitMs: number }): void {
         const share = 1 / this.runs[this.runs.length - 1];
+        const bucketExpects = seen ? refillShare(seen.delivered, seen.waitMs, seen.pace) : 0;
         this.trial =
             refused && share >= MIN_TRIAL_SHARE
-                ? { bounds, share, dispatched: this.dispatched, refusals: 0 }
+                ? { bounds, share, dispatched: this.dispatched, refusals: 0, bucketExpects }
                 : undefined;
     }
 
@@ -107,7 +122,10 @@ export class BackgroundRefusals {
         if (!trial) return { kind: 'none' };
         trial.refusals += 1;
         const share = trial.refusals / Math.max(1, this.dispatched - trial.dispatched);
-        const expected = bucketShare(trial.bounds.rate, trial.share, rate);
+        // Two readings of the bucket the refusals would come from: one from the run before the cut
+        // (assuming each wait refilled a token), one from the rate delivered over time (each wait
+        // refilled rate × wait). A share a bucket explains is no evidence of background refusals.
+        const expected = Math.max(bucketShare(trial.bounds.rate, trial.share, rate), trial.bucketExpects);
         // A shallow cut (above the accepted share of the refused pace) changes a bucket's share too
         // little to tell from noise: the cut stands.
         const followed =

@@ -48,6 +48,15 @@ export class DeliverySamples {
             this.references.shift();
     }
 
+    /**
+     * An answer (already counted) to a request sent at `sentAt`: references made after it was sent
+     * count it among the answers before them, since it took its token before the bucket ran empty
+     * (counting it since would raise the sample by the requests in flight at each refusal).
+     */
+    answeredBefore(sentAt: number): void {
+        for (const ref of this.references) if (ref.at > sentAt) ref.answered += 1;
+    }
+
     /** Notes the pace now asked for in every reference, for their ceilings. */
     notePace(pace: number): void {
         for (const ref of this.references) ref.minPace = Math.min(ref.minPace, pace);

@@ -297,9 +297,9 @@ export class DomainState extends RefusalClock {
      * answer is counted, and the next refusal starts its backoff from the first step again: it marks a
      * pace a little too fast, not a site refusing everything.
      */
-    recordAnswered(policy?: PacingPolicy, now = 0): void {
+    recordAnswered(policy?: PacingPolicy, now = 0, sentAt?: number): void {
         if (policy?.rampup && this.rampupState) {
-            this.rampupState.onAnswer(now);
+            this.rampupState.onAnswer(now, sentAt);
             this.backoffExponent = 0;
         }
         this.refusingSince = 0;

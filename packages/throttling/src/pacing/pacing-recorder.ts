@@ -115,7 +115,7 @@ export class PacingRecorder {
      * A scope answered without refusing: a run of refusals is broken (a `recovered` event when one
      * was running). `success` also counts the request handled.
      */
-    answered(key: string, now: number, success = false): void {
+    answered(key: string, now: number, success = false, sentAt?: number): void {
         const state = this.states.read(key);
         if (!state) return;
         if (state.refusingSince !== 0) {
@@ -125,7 +125,7 @@ export class PacingRecorder {
         // The answer itself teaches a ramping scope (once: not again when the request is handled).
         if (success) state.recordSuccess();
         else {
-            state.recordAnswered(this.router.policyOf(key), now);
+            state.recordAnswered(this.router.policyOf(key), now, sentAt);
             this.host.accepted?.(key);
         }
         this.reportLearned(key, state, 'answers');

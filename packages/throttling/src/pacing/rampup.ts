@@ -138,7 +138,7 @@ export class RampupState implements RampupData {
     }
 
     /** The search counts refusals only; answers teach it nothing. */
-    onAnswer(_now?: number): void {}
+    onAnswer(_now?: number, _sentAt?: number): void {}
 
     /** Nor does an announced empty quota (the backoff clock holds the scope). */
     onExhausted(_now: number, _policy: RampupPolicy, _waitMs: number): void {}

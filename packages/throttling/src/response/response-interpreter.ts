@@ -121,7 +121,7 @@ export class ResponseInterpreter {
                 s.noteReachable();
             });
             // A run of refusals is broken, whatever the request handler makes of the answer.
-            if (!refusedBy.includes(k)) this.deps.recorder.answered(k, now);
+            if (!refusedBy.includes(k)) this.deps.recorder.answered(k, now, false, handout?.sentAt);
             shared.publish(k);
         }
         if (handout?.domain) shared.settle(handout.domain, now);
