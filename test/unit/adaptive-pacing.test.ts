@@ -196,6 +196,27 @@ describe('AdaptivePacer, step by step', () => {
         expect(p.deliverySample(3_000)!.rate).toBeCloseTo(2.5, 5);
     });
 
+    test("a one-token bucket's sample leaves out the backoff's own idling beyond what a bare refusal is read as", () => {
+        /** Unpaced, `burst` answers, then bare refusals at 30 and 1 040 ms (the second waits 4 s), one answer, a refusal. */
+        const pace = (burst: number) => {
+            const p = new AdaptivePacer();
+            for (let i = 0; i < burst; i++) {
+                p.onDispatch(0, ADAPTIVE);
+                p.onAnswer(0, 0);
+            }
+            p.onTrigger(30, ADAPTIVE, 1_000, false);
+            p.onTrigger(1_040, ADAPTIVE, 4_000, false);
+            p.onAnswer(5_100, 5_040);
+            p.onTrigger(6_090, ADAPTIVE, 1_000, false);
+            return p.rate;
+        };
+        // One answer in the 2.05 s the crawler asked (5.05 s less 3 s of its own idling): about 0.49 req/s,
+        // not the 0.2 that one answer over 5 s reads as.
+        expect(pace(1)).toBeCloseTo((1000 / 2_050) * 0.95, 5);
+        // A bucket that held several tokens banks the idle time's refill: the whole span counts.
+        expect(pace(4)).toBeCloseTo((1000 / 5_050) * 0.95, 5);
+    });
+
     test('a refused pace falls back to the estimate, not to the burst-hidden quiet pace above it', () => {
         const p = new AdaptivePacer();
         Object.assign(p, { rate: 8, safeRate: 8, quietRate: 8 });

@@ -25,17 +25,11 @@ import type { RampupPolicy } from './rampup';
 import { BackgroundRefusals } from './background-refusals';
 import { DeliverySamples } from './delivery-samples';
 import type { DeliverySample } from './delivery-samples';
-import { clamp, isCount, storedRate } from './rate-values';
+import { clamp } from './rate-values';
+import { adaptiveData, parseAdaptiveData } from './adaptive-data';
+import type { AdaptiveData } from './adaptive-data';
 
-/** The serialisable state of one scope's adaptive pacing. */
-export interface AdaptiveData {
-    kind: 'adaptive';
-    rate: number;
-    safeRate: number;
-    unsafeRate: number;
-    extraConcurrency: number;
-    safeExtraConcurrency: number;
-}
+export type { AdaptiveData } from './adaptive-data';
 
 /** An empty list shared by every pacer: lists here are only ever replaced, never changed in place. */
 const NONE: readonly number[] = Object.freeze([]);
@@ -93,6 +87,8 @@ export class AdaptivePacer implements AdaptiveData {
     // When the first answer came: the first estimate counts from there.
     private firstAnswerAt = -1;
     private answered = 0;
+    // Answers before the first refusal of an unpaced start: the most its bucket held (Infinity: unknown).
+    private burstSeen = Number.POSITIVE_INFINITY;
     // Points where the site's bucket was known empty, to measure its delivery rate from.
     private readonly samples = new DeliverySamples();
     // Refusals that do not follow the pace: cuts they led to are undone, and they lead to no more.
@@ -147,6 +143,7 @@ export class AdaptivePacer implements AdaptiveData {
             const gap = now - (last?.at ?? now);
             if (gap >= MIN_REFILL_SPAN_MS && gap <= MAX_REFILL_SPAN_MS) this.boundBy(1000 / gap, policy);
         } else if (!Number.isFinite(this.rate)) {
+            this.burstSeen = this.answered;
             this.learnFirst(now, policy, sample, serverGiven ? waitMs : 0);
         } else if (this.heldAsBackground()) {
             // Refused about as often at a slower pace: these refusals do not follow the pace, and the
@@ -168,7 +165,10 @@ export class AdaptivePacer implements AdaptiveData {
         this.quietWindows = 0;
         this.sinceTrigger = 0;
         this.notePace();
-        if (emptyBucket) this.addReference(now, waitMs);
+        // A bare refusal's wait beyond the second it is read as is the backoff's, not the site's; a
+        // bucket of one token banks none of it, so the sample leaves it out.
+        const idleMs = serverGiven || this.burstSeen > 1 ? 0 : Math.max(0, waitMs - BARE_REFUSAL_MS);
+        if (emptyBucket) this.addReference(now, waitMs, idleMs);
         // The next window starts when the wait ends: the tokens the wait refilled let a pace too fast
         // through for a while, and a window that counted the wait would call that pace quiet.
         this.startWindow(now);
@@ -367,8 +367,8 @@ export class AdaptivePacer implements AdaptiveData {
         this.samples.notePace(this.rate);
     }
 
-    private addReference(now: number, waitMs: number): void {
-        this.samples.add(now, this.answered, waitMs, this.rate);
+    private addReference(now: number, waitMs: number, idleMs = 0): void {
+        this.samples.add(now, this.answered, waitMs, this.rate, idleMs);
     }
 
     /** The delivery sample at `now` (see {@link DeliverySamples.sample}). */
@@ -383,34 +383,12 @@ export class AdaptivePacer implements AdaptiveData {
     }
 
     toJSON(): AdaptiveData {
-        const finite = (n: number) => (Number.isFinite(n) ? n : -1);
-        return {
-            kind: 'adaptive',
-            rate: finite(this.rate),
-            safeRate: this.safeRate,
-            unsafeRate: finite(this.unsafeRate),
-            extraConcurrency: this.extraConcurrency,
-            safeExtraConcurrency: this.safeExtraConcurrency,
-        };
+        return adaptiveData(this);
     }
 
     /** Rebuilds from persisted data (known fields only, each checked), or undefined when malformed. */
     static fromJSON(data: unknown): AdaptivePacer | undefined {
-        if (typeof data !== 'object' || data === null || Array.isArray(data)) return undefined;
-        const d = data as Record<string, unknown>;
-        if (d.kind !== 'adaptive') return undefined;
-        const rate = storedRate(d.rate);
-        const unsafeRate = storedRate(d.unsafeRate);
-        const { safeRate, extraConcurrency, safeExtraConcurrency } = d;
-        if (rate === undefined || unsafeRate === undefined) return undefined;
-        if (typeof safeRate !== 'number' || !Number.isFinite(safeRate) || safeRate < 0) return undefined;
-        if (![extraConcurrency, safeExtraConcurrency].every(isCount)) return undefined;
-        const pacer = new AdaptivePacer();
-        pacer.rate = rate;
-        pacer.unsafeRate = unsafeRate;
-        pacer.safeRate = safeRate;
-        pacer.extraConcurrency = extraConcurrency as number;
-        pacer.safeExtraConcurrency = safeExtraConcurrency as number;
-        return pacer;
+        const d = parseAdaptiveData(data);
+        return d && Object.assign(new AdaptivePacer(), d);
     }
 }

@@ -20,6 +20,8 @@ export interface RefusalReference {
     waitMs: number;
     /** The slowest pace asked for since (Infinity: unpaced throughout). */
     minPace: number;
+    /** The part of its wait that was our own backoff's, not the site's: the crawler idled, the site did not refuse. */
+    idleMs: number;
 }
 
 /** References older than this give no sample (the site may have changed). */
@@ -40,10 +42,13 @@ export class DeliverySamples {
         return this.references[this.references.length - 1];
     }
 
-    /** A point where the bucket is empty at `now`, after `answered` accepted answers, at `pace`. */
-    add(now: number, answered: number, waitMs: number, pace: number): void {
+    /**
+     * A point where the bucket is empty at `now`, after `answered` accepted answers, at `pace`; `idleMs`
+     * of its wait `waitMs` was our own backoff's choice rather than the site's.
+     */
+    add(now: number, answered: number, waitMs: number, pace: number, idleMs = 0): void {
         if (this.references === NO_REFERENCES) this.references = [];
-        this.references.push({ at: now, answered, waitMs, minPace: pace });
+        this.references.push({ at: now, answered, waitMs, minPace: pace, idleMs });
         while (this.references.length > MAX_REFERENCES || now - this.references[0].at > SAMPLE_HORIZON_MS)
             this.references.shift();
     }
@@ -76,11 +81,25 @@ export class DeliverySamples {
             const span = now - ref.at;
             if (span < MIN_SAMPLE_SPAN_MS) break;
             const since = answered - ref.answered;
-            const rate = (since * 1000) / span;
+            const rate = (since * 1000) / Math.max(MIN_SAMPLE_SPAN_MS, span - this.idleSince(i, now));
             const ceiling = this.ceilingSince(i, span, since);
             best = { rate: Math.max(best?.rate ?? 0, rate), ceiling: Math.min(best?.ceiling ?? Infinity, ceiling) };
         }
         return best;
+    }
+
+    /**
+     * Time since reference `i` the crawler spent in its own backoff beyond what the site asked: a
+     * site refused twice in a row without `Retry-After` is left alone for seconds by the growing
+     * backoff, and counting that time would read a 0.91 req/s site as 0.2.
+     */
+    private idleSince(i: number, now: number): number {
+        let idle = 0;
+        for (let j = i; j < this.references.length; j++) {
+            const ref = this.references[j];
+            idle += Math.min(ref.idleMs, Math.max(0, now - ref.at));
+        }
+        return idle;
     }
 
     /**
