@@ -11,6 +11,7 @@ import {
 } from '../../packages/throttling/src';
 import type { ThrottlingRequestManagerOptions } from '../../packages/throttling/src';
 import { decideReservation, decideSettlement } from '../../packages/throttling/src/shared-clock/shared-domain-clock';
+import { handoutTracker } from '../helpers/handout-tracker';
 import { memoryConfig } from '../helpers/storage';
 
 const T0 = Date.UTC(2026, 0, 1);
@@ -19,6 +20,9 @@ let dir: string;
 beforeEach(() => {
     dir = mkdtempSync(join(tmpdir(), 'shared-clock-'));
 });
+/** What a test leaves in flight is finished before its directory goes, so no slot renewal outlives it. */
+const handouts = handoutTracker();
+afterEach(() => handouts.finishAll());
 afterEach(() => rmSync(dir, { recursive: true, force: true }));
 
 describe('decideReservation', () => {
@@ -137,16 +141,18 @@ describe('ThrottlingRequestManager with a shared clock', () => {
         const clock = new ManualClock(T0);
         // Two managers with their own storage, as two crawler processes would have, sharing one directory.
         const make = () =>
-            new ThrottlingRequestManager(
-                {
-                    domains: 'all',
-                    clock,
-                    delaySecs: 1,
-                    concurrency: 4,
-                    sharedClock: new FileDomainClock(dir),
-                    ...options,
-                },
-                memoryConfig(),
+            handouts.track(
+                new ThrottlingRequestManager(
+                    {
+                        domains: 'all',
+                        clock,
+                        delaySecs: 1,
+                        concurrency: 4,
+                        sharedClock: new FileDomainClock(dir),
+                        ...options,
+                    },
+                    memoryConfig(),
+                ),
             );
         return { clock, a: make(), b: make() };
     }
@@ -236,13 +242,14 @@ describe('ThrottlingRequestManager with a shared clock', () => {
     test('requests sitting in inner are held by the shared clock too', async () => {
         const clock = new ManualClock(T0);
         const options = { domains: ['shop.example'], clock, delaySecs: 1, concurrency: 4 };
-        const a = new ThrottlingRequestManager({ ...options, sharedClock: new FileDomainClock(dir) }, memoryConfig());
+        const a = handouts.track(
+            new ThrottlingRequestManager({ ...options, sharedClock: new FileDomainClock(dir) }, memoryConfig()),
+        );
         // B's request sits in its inner queue, as one written there before the throttler took over.
         const inner = await RequestQueue.open('inner-shared', { config: memoryConfig() });
         await inner.addRequest({ url: 'https://shop.example/b/0' });
-        const b = new ThrottlingRequestManager(
-            { ...options, inner, sharedClock: new FileDomainClock(dir) },
-            memoryConfig(),
+        const b = handouts.track(
+            new ThrottlingRequestManager({ ...options, inner, sharedClock: new FileDomainClock(dir) }, memoryConfig()),
         );
 
         await a.addRequest({ url: 'https://shop.example/a/0' });

@@ -6,10 +6,13 @@ import { join } from 'node:path';
 import { FileDomainClock, ManualClock, RedisDomainClock, ThrottlingRequestManager } from 'crawlee-throttling';
 import type { SharedDomainClock, ThrottlingRequestManagerOptions } from 'crawlee-throttling';
 import { REDIS_URL, describeRedis } from '../helpers/redis';
+import { handoutTracker } from '../helpers/handout-tracker';
 import { redisClockHosts } from '../helpers/redis-clock-hosts';
 import { memoryConfig } from '../helpers/storage';
 
 const HOST = 'shop.example';
+/** What a test leaves in flight is finished after it (before its store goes), so no slot renewal outlives it. */
+const handouts = handoutTracker();
 const url = (p: string) => `https://${HOST}/${p}`;
 const refused = { statusCode: 429, headers: {} };
 
@@ -125,13 +128,16 @@ function sharedLimitRules(setup: () => Processes) {
 describe('shared limits through FileDomainClock (manual clock)', () => {
     let dir: string;
     let clock: ManualClock;
+    afterEach(() => handouts.finishAll());
     const processes = (): Processes => {
         const store = () => new FileDomainClock(dir, { clock });
         return {
             make: (options = {}) =>
-                new ThrottlingRequestManager(
-                    { domains: 'all', clock, respectCrawlDelay: false, sharedClock: store(), ...options },
-                    memoryConfig(),
+                handouts.track(
+                    new ThrottlingRequestManager(
+                        { domains: 'all', clock, respectCrawlDelay: false, sharedClock: store(), ...options },
+                        memoryConfig(),
+                    ),
                 ),
             slotsHeld: async (key) =>
                 Object.values(store().readRecord(key).slots).filter((expires) => expires > clock.now()).length,
@@ -187,6 +193,7 @@ describe('shared limits through FileDomainClock (manual clock)', () => {
 });
 
 describeRedis('shared limits through RedisDomainClock', () => {
+    afterEach(() => handouts.finishAll());
     const hosts = redisClockHosts('manager-limits');
 
     sharedLimitRules(() => {
@@ -194,9 +201,11 @@ describeRedis('shared limits through RedisDomainClock', () => {
         const reader = store();
         return {
             make: (options = {}) =>
-                new ThrottlingRequestManager(
-                    { domains: 'all', respectCrawlDelay: false, sharedClock: store(), ...options },
-                    memoryConfig(),
+                handouts.track(
+                    new ThrottlingRequestManager(
+                        { domains: 'all', respectCrawlDelay: false, sharedClock: store(), ...options },
+                        memoryConfig(),
+                    ),
                 ),
             slotsHeld: async (key) => hosts.redis.zcount(reader.keysOf(key).slots, `(${Date.now()}`, '+inf'),
             level: async (key) => (await reader.read(key)).level,
