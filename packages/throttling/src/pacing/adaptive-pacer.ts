@@ -169,8 +169,6 @@ export class AdaptivePacer implements AdaptiveData {
         // bucket of one token banks none of it, so the sample leaves it out.
         const idleMs = serverGiven || this.burstSeen > 1 ? 0 : Math.max(0, waitMs - BARE_REFUSAL_MS);
         if (emptyBucket) this.addReference(now, waitMs, idleMs);
-        // The next window starts when the wait ends: the tokens the wait refilled let a pace too fast
-        // through for a while, and a window that counted the wait would call that pace quiet.
         this.startWindow(now);
     }
 
