@@ -15,8 +15,15 @@ import { memoryConfig } from './storage';
 export interface WorkerTask {
     urls: string[];
     proxyUrl: string;
-    delaySecs: number;
+    /** Omitted: the throttler's default, adaptive pacing (the process is told no rate). */
+    delaySecs?: number;
     maxConcurrency: number;
+    /**
+     * Keep `maxConcurrency` in flight throughout (minConcurrency = maxConcurrency). Otherwise Crawlee's
+     * autoscaled pool starts no task beyond minConcurrency (1) while the machine's CPU, anyone's
+     * use of it, is over 95 % busy: on a shared machine that, not the crawl, sets the concurrency.
+     */
+    fixedConcurrency?: boolean;
     /** Sites in the crawl: every one is throttled (the default cap of 100 would leave the rest unthrottled). */
     sites: number;
     /** Epoch ms at which every process of a run starts crawling. */
@@ -32,6 +39,13 @@ export interface WorkerResult {
     failed: number;
     /** How long after `startAt` this process began (it loaded too slowly), ms; 0 when on time. */
     lateMs: number;
+    /** CPU time (user + system) this process used crawling (from its start of crawling to the end), ms. */
+    cpuMs: number;
+    /** Requests in flight, sampled every 250 ms while crawling: most and mean. */
+    peakConcurrency: number;
+    meanConcurrency: number;
+    /** Per domain, the pace adaptive pacing ended at (requests/s); empty when not pacing adaptively. */
+    paces: Record<string, number>;
 }
 
 export const WORKER_ENV = 'B7_WORKER';
@@ -43,7 +57,7 @@ async function main(task: WorkerTask): Promise<WorkerResult> {
     const throttler = new ThrottlingRequestManager(
         {
             domains: 'all',
-            delaySecs: task.delaySecs,
+            ...(task.delaySecs === undefined ? {} : { delaySecs: task.delaySecs }),
             respectCrawlDelay: false,
             maxThrottledDomains: Math.max(100, task.sites),
             ...(clock ? { sharedClock: clock } : {}),
@@ -56,6 +70,7 @@ async function main(task: WorkerTask): Promise<WorkerResult> {
             requestQueue: throttler.asRequestQueue(),
             proxyConfiguration: new ProxyConfiguration({ proxyUrls: [task.proxyUrl] }),
             maxConcurrency: task.maxConcurrency,
+            ...(task.fixedConcurrency ? { minConcurrency: task.maxConcurrency } : {}),
             preNavigationHooks: [
                 (_ctx, gotOptions) =>
                     void (gotOptions.headers = { ...gotOptions.headers, 'x-crawler-process': task.label }),
@@ -70,9 +85,24 @@ async function main(task: WorkerTask): Promise<WorkerResult> {
     const wait = task.startAt - Date.now();
     if (wait > 0) await new Promise((resolve) => setTimeout(resolve, wait));
     const lateMs = Math.max(0, -wait);
-    const stats = await crawler.run(task.urls);
+    const cpuAtStart = process.cpuUsage();
+    const inFlight: number[] = [];
+    const sampler = setInterval(() => inFlight.push(crawler.autoscaledPool?.currentConcurrency ?? 0), 250);
+    const stats = await crawler.run(task.urls).finally(() => clearInterval(sampler));
+    const cpu = process.cpuUsage(cpuAtStart);
+    const paces: Record<string, number> = {};
+    for (const { domain, rampup } of throttler.snapshot())
+        if (rampup && Number.isFinite(rampup.rate)) paces[domain] = rampup.rate;
     await clock?.close();
-    return { handled, failed: stats.requestsFailed, lateMs };
+    return {
+        handled,
+        failed: stats.requestsFailed,
+        lateMs,
+        cpuMs: Math.round((cpu.user + cpu.system) / 1000),
+        peakConcurrency: Math.max(0, ...inFlight),
+        meanConcurrency: inFlight.length ? inFlight.reduce((a, b) => a + b, 0) / inFlight.length : 0,
+        paces,
+    };
 }
 
 if (require.main === module) serveWorker(WORKER_ENV, main);

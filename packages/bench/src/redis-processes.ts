@@ -3,11 +3,11 @@ import { mkdtempSync, rmSync } from 'node:fs';
 import { tmpdir } from 'node:os';
 import { join } from 'node:path';
 
-import { redisAnswers, runWorker } from '@crawlee-throttling/crawler-processes';
-import { type PoliteWeb, type SiteOptions, startPoliteWeb } from '@crawlee-throttling/polite-web';
+import { redisAnswers } from '@crawlee-throttling/crawler-processes';
+import { type SiteOptions, startPoliteWeb } from '@crawlee-throttling/polite-web';
 import { FileDomainClock, RedisDomainClock } from 'crawlee-throttling';
 
-import { WORKER_ENV, type WorkerResult, type WorkerTask } from './redis-crawler-process';
+import { type FleetOptions, type FleetRun, runFleet } from './fleet-run';
 import { countRedisCommands, measureSharedClockCost, type SharedClockCost } from './shared-clock-cost';
 
 /** Sizes of B7. */
@@ -15,8 +15,12 @@ export interface RedisProcessesSizes {
     processCounts: number[];
     /** (a) rate-limited sites, every process at the site's rate. */
     pacing: { sites: number; pages: number; rate: number; maxConcurrency: number };
-    /** (b) many unlimited sites: throughput. */
+    /** (b) many unlimited sites: throughput (Crawlee's autoscaled pool sets the concurrency, up to the max). */
     throughput: { sites: number; pages: number; latencyMs: number; maxConcurrency: number };
+    /** (b2) the same with slow sites and every process at maxConcurrency throughout: bound by latency, not CPU. */
+    latencyBound: { sites: number; pages: number; latencyMs: number; maxConcurrency: number };
+    /** (d) as (a), but the processes are told no rate (adaptive pacing, the default). */
+    adaptive: { sites: number; pages: number; rate: number; maxConcurrency: number; compareUnshared: boolean };
     /** (c) reserves timed per store. */
     costCalls: number;
     /** All processes of a run start crawling this long after the first is spawned (they load at different speeds). */
@@ -25,20 +29,7 @@ export interface RedisProcessesSizes {
     timeoutMs: number;
 }
 
-export interface FleetRun {
-    processes: number;
-    shared: boolean;
-    requests: number;
-    refusals: number;
-    handled: number;
-    failed: number;
-    /** First to last page arrival over all sites, ms. */
-    makespanMs: number;
-    /** Per site, the smallest gap between arrivals (ms), null with fewer than 2. */
-    minGapMs: (number | null)[];
-    /** Most a process started after the agreed moment, ms (0: they all started together). */
-    lateMs: number;
-}
+export type { FleetRun } from './fleet-run';
 
 export interface RedisProcessesResult {
     redisUrl: string;
@@ -47,69 +38,10 @@ export interface RedisProcessesResult {
     pacing: FleetRun[];
     intervalMs: number;
     throughput: FleetRun[];
+    latencyBound: FleetRun[];
+    adaptive: FleetRun[];
     cost: SharedClockCost[];
     sizes: RedisProcessesSizes;
-}
-
-/** The compiled worker (also when this module runs from src under jest: build first). */
-const WORKER = join(__dirname, '..', 'dist', 'redis-crawler-process.js');
-
-/** Every page of every site, dealt round-robin to `processes` lists: each process crawls a share of every site. */
-function deal(web: PoliteWeb, pages: number, processes: number): string[][] {
-    const lists: string[][] = Array.from({ length: processes }, () => []);
-    // Page p of every site goes to process p mod N: every site is crawled by every process at once.
-    for (let page = 0; page < pages; page++)
-        for (const site of web.sites) lists[page % processes].push(web.url(site.host, `/page/${page}`));
-    return lists;
-}
-
-interface FleetOptions {
-    web: PoliteWeb;
-    pages: number;
-    processes: number;
-    delaySecs: number;
-    maxConcurrency: number;
-    redis?: { url: string; keyPrefix: string };
-    sizes: RedisProcessesSizes;
-}
-
-/** Runs `processes` crawler processes against a freshly reset `web`, all starting at one moment, and scores it. */
-async function runFleet(o: FleetOptions): Promise<FleetRun> {
-    o.web.reset();
-    const startAt = Date.now() + o.sizes.startInMs;
-    const results = await Promise.all(
-        deal(o.web, o.pages, o.processes).map((urls, p) =>
-            runWorker<WorkerTask, WorkerResult>({
-                script: WORKER,
-                envName: WORKER_ENV,
-                task: {
-                    urls,
-                    proxyUrl: o.web.proxyUrl,
-                    delaySecs: o.delaySecs,
-                    maxConcurrency: o.maxConcurrency,
-                    sites: o.web.sites.length,
-                    startAt,
-                    label: String(p + 1),
-                    ...(o.redis ? { redis: o.redis } : {}),
-                },
-                killAfterMs: o.sizes.timeoutMs,
-                name: `B7 crawler process ${p + 1}`,
-            }),
-        ),
-    );
-    const score = o.web.score();
-    const sum = (pick: (r: WorkerResult) => number) => results.reduce((t, r) => t + pick(r), 0);
-    return {
-        processes: o.processes,
-        shared: o.redis !== undefined,
-        requests: score.totals.requests,
-        refusals: score.totals.refusals,
-        handled: sum((r) => r.handled),
-        failed: sum((r) => r.failed),
-        makespanMs: score.makespanMs,
-        minGapMs: score.sites.map((s) => s.minGapMs),
-        lateMs: Math.max(...results.map((r) => r.lateMs)),
-    };
 }
 
 async function measureCost(redisUrl: string, calls: number): Promise<SharedClockCost[]> {
@@ -139,8 +71,9 @@ const siteList = (n: number, extra: Partial<SiteOptions>): SiteOptions[] =>
 
 /**
  * B7: 1, 2 and 4 crawler processes sharing one Redis (RedisDomainClock), against polite-web: (a)
- * pacing of rate-limited sites with and without sharing, (b) throughput over many unlimited sites,
- * (c) the cost of one reserve in Redis beside FileDomainClock. Keys get a fresh prefix per run and
+ * pacing of rate-limited sites with and without sharing, (b) throughput over many unlimited sites
+ * (CPU-bound on a small machine) and (b2) over slow ones (bound by concurrency and latency), (c) the
+ * cost of one reserve in Redis beside FileDomainClock, (d) as (a) with the rate left to adaptive pacing. Keys get a fresh prefix per run and
  * expire on their own once idle.
  */
 export async function runRedisProcesses(
@@ -149,46 +82,72 @@ export async function runRedisProcesses(
 ): Promise<RedisProcessesResult> {
     const redisUrl = process.env.REDIS_URL || 'redis://127.0.0.1:6379';
     const intervalMs = 1000 / sizes.pacing.rate;
-    const result: RedisProcessesResult = { redisUrl, pacing: [], intervalMs, throughput: [], cost: [], sizes };
+    const result: RedisProcessesResult = {
+        redisUrl,
+        pacing: [],
+        intervalMs,
+        throughput: [],
+        latencyBound: [],
+        adaptive: [],
+        cost: [],
+        sizes,
+    };
     if (!(await redisAnswers(redisUrl))) {
         result.skipped = `no Redis at ${redisUrl} (start redis-server, or set REDIS_URL)`;
         progress(`B7 skipped: ${result.skipped}`);
         return result;
     }
     const prefix = () => `bench-b7:${randomBytes(4).toString('hex')}:`;
-    const { pacing, throughput } = sizes;
-    const paced = await startPoliteWeb({
-        sites: siteList(pacing.sites, { rate: pacing.rate, burst: 1, pages: pacing.pages }),
+    const { pacing, throughput, latencyBound, adaptive } = sizes;
+    const timing = { startInMs: sizes.startInMs, timeoutMs: sizes.timeoutMs };
+    /** Every process count, sharing Redis and (unless `sharedOnly`) not, on a web started for the series. */
+    const series = async (
+        name: string,
+        sites: SiteOptions[],
+        fleet: Omit<FleetOptions, 'web' | 'processes' | 'redis' | 'startInMs' | 'timeoutMs'>,
+        sharedOnly = false,
+    ): Promise<FleetRun[]> => {
+        const web = await startPoliteWeb({ sites });
+        const runs: FleetRun[] = [];
+        try {
+            for (const processes of sizes.processCounts)
+                for (const shared of sharedOnly ? [true] : [true, false]) {
+                    progress(`B7 ${name} ${processes} process(es), ${shared ? 'sharing Redis' : 'not sharing'}`);
+                    const redis = shared ? { url: redisUrl, keyPrefix: prefix() } : undefined;
+                    runs.push(await runFleet({ ...fleet, ...timing, web, processes, redis }));
+                }
+        } finally {
+            await web.close();
+        }
+        return runs;
+    };
+    const rated = (s: { sites: number; rate: number; pages: number }) =>
+        siteList(s.sites, { rate: s.rate, burst: 1, pages: s.pages });
+    const unlimited = (s: { sites: number; pages: number; latencyMs: number }) =>
+        siteList(s.sites, { pages: s.pages, latencyMs: s.latencyMs });
+    const { maxConcurrency } = pacing;
+    result.pacing = await series('(a)', rated(pacing), {
+        pages: pacing.pages,
+        delaySecs: 1 / pacing.rate,
+        maxConcurrency,
     });
-    try {
-        for (const processes of sizes.processCounts)
-            for (const shared of [true, false]) {
-                progress(`B7 (a) ${processes} process(es), ${shared ? 'sharing Redis' : 'not sharing'}`);
-                const redis = shared ? { url: redisUrl, keyPrefix: prefix() } : undefined;
-                const common = { web: paced, pages: pacing.pages, delaySecs: 1 / pacing.rate, sizes };
-                result.pacing.push(
-                    await runFleet({ ...common, processes, maxConcurrency: pacing.maxConcurrency, redis }),
-                );
-            }
-    } finally {
-        await paced.close();
-    }
-    const open = await startPoliteWeb({
-        sites: siteList(throughput.sites, { pages: throughput.pages, latencyMs: throughput.latencyMs }),
+    result.throughput = await series('(b)', unlimited(throughput), {
+        pages: throughput.pages,
+        delaySecs: 0,
+        maxConcurrency: throughput.maxConcurrency,
     });
-    try {
-        for (const processes of sizes.processCounts)
-            for (const shared of [true, false]) {
-                progress(`B7 (b) ${processes} process(es), ${shared ? 'sharing Redis' : 'not sharing'}`);
-                const redis = shared ? { url: redisUrl, keyPrefix: prefix() } : undefined;
-                const common = { web: open, pages: throughput.pages, delaySecs: 0, sizes };
-                result.throughput.push(
-                    await runFleet({ ...common, processes, maxConcurrency: throughput.maxConcurrency, redis }),
-                );
-            }
-    } finally {
-        await open.close();
-    }
+    result.latencyBound = await series('(b2)', unlimited(latencyBound), {
+        pages: latencyBound.pages,
+        delaySecs: 0,
+        maxConcurrency: latencyBound.maxConcurrency,
+        fixedConcurrency: true,
+    });
+    result.adaptive = await series(
+        '(d)',
+        rated(adaptive),
+        { pages: adaptive.pages, maxConcurrency: adaptive.maxConcurrency },
+        !adaptive.compareUnshared,
+    );
     progress('B7 (c) cost per reserve');
     result.cost = await measureCost(redisUrl, sizes.costCalls);
     return result;

@@ -104,6 +104,16 @@ export function benchmarkSizes(quick: boolean, broad = false) {
             processCounts: quick ? [2] : [1, 2, 4],
             pacing: { sites: quick ? 1 : 4, pages: quick ? 6 : 24, rate: 5, maxConcurrency: 4 },
             throughput: { sites: quick ? 20 : 400, pages: quick ? 2 : 5, latencyMs: 20, maxConcurrency: 10 },
+            // Slow sites, every process at 10 in flight from the start: about 10 requests/s per process,
+            // far below what one core can do, so only the shared clock could keep 4 from 4x.
+            latencyBound: { sites: quick ? 20 : 200, pages: quick ? 2 : 3, latencyMs: 1000, maxConcurrency: 10 },
+            adaptive: {
+                sites: quick ? 1 : 4,
+                pages: quick ? 10 : 80,
+                rate: 5,
+                maxConcurrency: 4,
+                compareUnshared: !quick,
+            },
             costCalls: quick ? 200 : 2_000,
             startInMs: quick ? 2_500 : 5_000,
             timeoutMs: quick ? 60_000 : 300_000,
