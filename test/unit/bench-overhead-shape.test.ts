@@ -16,6 +16,8 @@ describe('B3 measurement shape', () => {
         for (const store of ['RequestQueue', 'shared'] as const) {
             const m = await measure(spec({ store, batch: 25, forefront: true }));
             expect(m).toMatchObject({ added: 60, completed: 60, handledTwice: 0, maxBacklog: 25, capped: false });
+            // Read once, after the last batch is added (settled heap, not a sample of garbage).
+            expect(Number.isFinite(m.queuedHeapMb) && Number.isFinite(m.retainedHeapMb)).toBe(true);
         }
     });
 
@@ -39,7 +41,7 @@ describe('B3 table', () => {
         maxBacklog: 1000,
         emptyFetches: 0,
         peakRssMb: 500,
-        peakHeapDeltaMb: 200,
+        queuedHeapMb: 200,
         retainedHeapMb,
         capped: false,
     });
@@ -56,7 +58,7 @@ describe('B3 table', () => {
                 notRun: 'too many queues',
                 ratio: NaN,
                 ratios: [],
-                peakHeapPerDomainB: NaN,
+                queuedPerDomainB: NaN,
                 retainedPerDomainB: NaN,
             },
             {
@@ -64,7 +66,7 @@ describe('B3 table', () => {
                 m: m('shared', 40, handledTwice),
                 ratio: 1.2,
                 ratios: [1.2],
-                peakHeapPerDomainB: 2000,
+                queuedPerDomainB: 2000,
                 retainedPerDomainB: sharedRetainedPerDomainB,
             },
         ],

@@ -47,8 +47,12 @@ export interface OverheadMeasurement {
     /** Fetches that came back empty while work remained (the loop then yields and tries again). */
     emptyFetches: number;
     peakRssMb: number;
-    /** Peak heapUsed above the settled heap at the start of the measurement. */
-    peakHeapDeltaMb: number;
+    /**
+     * Settled heapUsed (see {@link settledHeapUsed}) once the last batch is added, before it is drained
+     * (every request, without batches), above the settled heap at the start: what the store holds with
+     * work waiting. Read outside the timed phases.
+     */
+    queuedHeapMb: number;
     /**
      * Settled heapUsed (see {@link settledHeapUsed}) at the end, every request handled and the store
      * still alive, above the settled heap at the start: what an idle crawl of this size keeps.
@@ -118,6 +122,8 @@ export async function measure(spec: MeasureSpec): Promise<OverheadMeasurement> {
     const handled = new Uint8Array(requests);
     let handledTwice = 0;
     let capped: OverheadMeasurement['capped'] = false;
+    let queuedHeapMb = NaN;
+    let settlingMs = 0;
     while (added < requests && !capped) {
         const addFrom = performance.now();
         const until = Math.min(requests, added + batch);
@@ -132,10 +138,15 @@ export async function measure(spec: MeasureSpec): Promise<OverheadMeasurement> {
                 if (capped) break;
             }
         }
-        const drainFrom = performance.now();
-        addMs += drainFrom - addFrom;
+        addMs += performance.now() - addFrom;
         memory.sample();
         maxBacklog = Math.max(maxBacklog, added - completed);
+        if (added >= requests || capped) {
+            const settleFrom = performance.now();
+            queuedHeapMb = ((await settledHeapUsed()) - startHeap) / MB;
+            settlingMs += performance.now() - settleFrom;
+        }
+        const drainFrom = performance.now();
 
         while (completed < added) {
             const request = await queue.fetchNextRequest();
@@ -179,11 +190,11 @@ export async function measure(spec: MeasureSpec): Promise<OverheadMeasurement> {
         handledTwice,
         addMs,
         drainMs,
-        totalMs: ended - started,
+        totalMs: ended - started - settlingMs,
         maxBacklog,
         emptyFetches,
         peakRssMb: memory.peakRss / MB,
-        peakHeapDeltaMb: (memory.peakHeap - startHeap) / MB,
+        queuedHeapMb,
         retainedHeapMb,
         capped,
     };

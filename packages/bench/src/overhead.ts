@@ -68,8 +68,8 @@ export interface LayoutMeasurement {
     ratio: number;
     /** That ratio in each round. */
     ratios: number[];
-    /** Peak heap above the bare queue's of the same round, per domain, in bytes (median over the rounds). */
-    peakHeapPerDomainB: number;
+    /** Heap with the last batch queued above the bare queue's of the same round, per domain met, in bytes (median over the rounds). */
+    queuedPerDomainB: number;
     /** Heap kept once idle above the bare queue's of the same round, per domain, in bytes (median over the rounds). */
     retainedPerDomainB: number;
 }
@@ -176,7 +176,7 @@ async function measureRow(
     const layouts = MANAGER_LAYOUTS.map((layout): LayoutMeasurement => {
         const notRun = skipLayouts[layout];
         if (notRun !== undefined)
-            return { layout, notRun, ratio: NaN, ratios: [], peakHeapPerDomainB: NaN, retainedPerDomainB: NaN };
+            return { layout, notRun, ratio: NaN, ratios: [], queuedPerDomainB: NaN, retainedPerDomainB: NaN };
         const done = runs.get(layout)!;
         const perDomain = (m: OverheadMeasurement, mb: number) => (mb * MB) / Math.max(1, Math.min(domains, m.added));
         return {
@@ -187,7 +187,7 @@ async function measureRow(
             ),
             ratio: median(done.map((d) => d.ratio)),
             ratios: done.map((d) => d.ratio),
-            peakHeapPerDomainB: median(done.map((d) => perDomain(d.m, d.m.peakHeapDeltaMb - d.bare.peakHeapDeltaMb))),
+            queuedPerDomainB: median(done.map((d) => perDomain(d.m, d.m.queuedHeapMb - d.bare.queuedHeapMb))),
             retainedPerDomainB: median(done.map((d) => perDomain(d.m, d.m.retainedHeapMb - d.bare.retainedHeapMb))),
         };
     });
