@@ -41,7 +41,7 @@ describe('benchmarks (smoke, quick mode)', () => {
         expect(b3).toMatch(/\| 1 \| bare RequestQueue \|/);
         expect(b3).toMatch(/\| 100 \| manager, `queueLayout: 'perDomain'` \|/);
         expect(b3).toMatch(/\| 100 \| manager, `queueLayout: 'shared'` \|/);
-        for (const row of results.b3!) expect(row.layouts.map((l) => l.m.completed)).toEqual([500, 500]);
+        for (const row of results.b3!) expect(row.layouts.map((l) => l.m?.completed)).toEqual([500, 500]);
 
         // Every contender did the same work: 2 sites × 6 pages.
         for (const scenario of [results.b1!, results.b2!]) {

@@ -10,7 +10,7 @@ B7 runs only when asked for (--only B7): it spawns crawler processes and needs R
 default redis://127.0.0.1:6379); without one its section says skipped.
 
   --quick         tiny sizes, for a smoke run
-  --broad         B3: add the row of 100,000 domains × 3 requests (about half an hour)
+  --broad         B3: add the row of 100,000 domains × 3 requests (whole B3 about 30 to 40 minutes)
   --only LIST     comma-separated scenarios, e.g. B1,B3
   --mixes FIRST,COUNT
                   B5: draw COUNT mixes from seed FIRST (default 3000,20; quick 2000,2)

@@ -130,29 +130,54 @@ function ratioCell(l: LayoutMeasurement): string {
 const bytes = (b: number) => (Math.abs(b) >= 1024 * 1024 ? `${(b / 2 ** 20).toFixed(1)} MB` : `${Math.round(b)} B`);
 
 function b3Rows(rows: OverheadRow[]): string[][] {
-    return rows.flatMap((row) =>
-        [{ m: row.bare, of: undefined }, ...row.layouts.map((l) => ({ m: l.m, of: l }))].map(({ m, of }) => [
-            row.domains.toLocaleString('en-US'),
-            STORE_NAMES[m.store],
-            m.capped
-                ? `${m.added} added, ${m.completed} handled of ${m.requests} (${m.capped} cap)`
-                : String(m.requests),
-            `${Math.round(m.added / (m.addMs / 1000))}`,
-            `${Math.round(m.completed / (m.drainMs / 1000))}`,
-            `${(costPerRequestMs(m) * 1000).toFixed(1)} µs`,
-            of ? ratioCell(of) : '1.00×',
-            `${m.peakHeapDeltaMb.toFixed(0)} MB`,
-            of ? bytes(of.peakHeapPerDomainB) : '—',
-            `${m.retainedHeapMb.toFixed(1)} MB`,
-            of ? bytes(of.retainedPerDomainB) : '—',
-        ]),
-    );
+    return rows.flatMap((row) => [
+        b3Cells(row, row.bare),
+        ...row.layouts.map((l) =>
+            l.m
+                ? b3Cells(row, l.m, l)
+                : [
+                      row.domains.toLocaleString('en-US'),
+                      STORE_NAMES[l.layout],
+                      `not run: ${l.notRun}`,
+                      b3Shape(row),
+                      ...Array.from({ length: 8 }, () => '—'),
+                  ],
+        ),
+    ]);
+}
+
+function b3Cells(row: OverheadRow, m: OverheadMeasurement, of?: LayoutMeasurement): string[] {
+    return [
+        row.domains.toLocaleString('en-US'),
+        STORE_NAMES[m.store],
+        (m.capped
+            ? `${m.added} added, ${m.completed} handled of ${m.requests} (${m.capped} cap)`
+            : String(m.requests)) + (m.handledTwice ? `, ${m.handledTwice} handled twice` : ''),
+        b3Shape(row),
+        `${Math.round(m.added / (m.addMs / 1000))}`,
+        `${Math.round(m.completed / (m.drainMs / 1000))}`,
+        `${(costPerRequestMs(m) * 1000).toFixed(1)} µs`,
+        of ? ratioCell(of) : '1.00×',
+        `${m.queuedHeapMb.toFixed(1)} MB`,
+        of ? bytes(of.queuedPerDomainB) : '—',
+        `${m.retainedHeapMb.toFixed(1)} MB`,
+        of ? bytes(of.retainedPerDomainB) : '—',
+    ];
+}
+
+/** How a row was fed: all at once, or in batches; at the front or the back. */
+function b3Shape(row: OverheadRow): string {
+    const where = row.forefront ? ', forefront' : '';
+    return row.batch && row.batch < row.requests
+        ? `${row.batch.toLocaleString('en-US')} added then drained at a time${where}`
+        : `all added, then drained${where}`;
 }
 
 function b3Targets(rows: OverheadRow[]): string[] {
     const lines: string[] = [];
     const at10k = rows.find((r) => r.domains === 10_000);
     for (const l of at10k?.layouts ?? []) {
+        if (!l.m) continue;
         const ok = l.ratio <= 1.5 && !l.m.capped;
         lines.push(
             `- ≤ 1.5× the bare queue's cost per request at 10,000 domains, \`${l.layout}\`: ${mark(ok)} ${l.ratio.toFixed(2)}×`,
@@ -161,12 +186,12 @@ function b3Targets(rows: OverheadRow[]): string[] {
     if (!at10k) lines.push('- ≤ 1.5× at 10,000 domains: not measured in this run (add the row, or drop `--quick`).');
     const broad = rows.find((r) => r.domains === 100_000);
     const shared = broad?.layouts.find((l) => l.layout === 'shared');
-    if (broad && shared) {
-        const complete = !shared.m.capped && shared.m.completed === broad.requests;
+    if (broad && shared?.m) {
+        const complete = !shared.m.capped && shared.m.completed === broad.requests && shared.m.handledTwice === 0;
         const ok = complete && shared.retainedPerDomainB <= 1024;
         lines.push(
             `- 100,000 domains × ${broad.requests / broad.domains} requests complete with ≤ 1 KB heap per idle domain beyond the bare queue, \`shared\`: ` +
-                `${mark(ok)} ${complete ? 'complete' : 'incomplete'}, ${bytes(shared.retainedPerDomainB)} per idle domain (peak: ${bytes(shared.peakHeapPerDomainB)} per domain)`,
+                `${mark(ok)} ${complete ? `complete (${shared.m.completed.toLocaleString('en-US')} handled, each once)` : `incomplete (${(shared.m.completed - shared.m.handledTwice).toLocaleString('en-US')} of ${broad.requests.toLocaleString('en-US')} handled)`}, ${bytes(shared.retainedPerDomainB)} per idle domain (with the last batch queued: ${bytes(shared.queuedPerDomainB)} per domain)`,
         );
     } else {
         lines.push('- 100,000 domains × 3 requests: not run (opt in with `npm run bench -- --only B3 --broad`).');
@@ -181,34 +206,41 @@ export function b3Section(rows: OverheadRow[], requests: number): string {
         `add + fetch + mark handled of ${requests.toLocaleString('en-US')} requests (one per domain, round-robin), one call at a time, no crawler, ` +
             "memory storage without persistence, through the manager in each queue layout and through a bare RequestQueue. The manager runs with `domains: 'all'`; " +
             "`'perDomain'` with `maxThrottledDomains` ≥ the domain count (its default of 100 would throw), `'shared'` with its defaults " +
-            '(10,000 domains kept, idle ones evicted past that). A row of 100,000 domains × 3 requests runs with `--broad`; it adds ' +
-            "with `forefront: true` in every store, since memory-storage walks a queue's head from the front, handled requests " +
-            'included, which makes 300,000 requests take the bare queue itself over an hour otherwise (forefront requests are ' +
-            "walked from their own index), and it caps `'perDomain'` at 2 minutes. " +
-            'Each measurement has its own storage; a full GC runs before each. A row runs in rounds (three, one for `--quick` and ' +
-            "`--broad`), each measuring the bare queue and then both layouts; the ratio is the cost per request over the bare queue's " +
+            '(10,000 domains kept, idle ones evicted past that). These rows add every request, then drain them. ' +
+            'A row of 100,000 domains × 3 requests runs with `--broad`, shaped as a crawl is: it adds 1,000 requests, drains them, ' +
+            "and again, with `forefront: true`, in every store alike. memory-storage keeps handled requests in its queue's table " +
+            'and lists the head by walking that table from the front, so with plain adds each listing walks every request handled ' +
+            'so far (the bare queue alone would take hours for 300,000); forefront requests are listed from their own index, from which ' +
+            'handled ones are dropped, so in batches the walk stays about a batch long. ' +
+            'Each measurement runs in a fresh Node process (`--expose-gc`) with its own storage, after a warm-up run of 1,000 requests ' +
+            'through the same store in that process. A row runs in rounds (three, one for `--quick` and for the 100,000-domain row), ' +
+            "each measuring the bare queue and then each layout; the ratio is the cost per request over the bare queue's " +
             'of the same round, the median of the rounds with their range in brackets, and the other columns are from the ' +
-            'measurement of median cost. Peak heap is heapUsed above the start of the measurement; "kept once idle" is heapUsed ' +
-            "after a full GC once every request is handled, with the store still alive. The per-domain columns are the manager's heap above " +
-            "the bare queue's, divided by the domains met. A measurement that passes half of V8's heap limit or its time cap stops there and " +
-            'is costed by the part it did.',
+            'measurement of median cost. Heap figures are heapUsed above a settled baseline read in the same process after the ' +
+            'warm-up, before the store is opened; settled means after full GCs, each from a fresh task, repeated until one frees ' +
+            'under 64 KB. "Last batch queued" is the settled heapUsed once the last requests are added, before they are drained ' +
+            '(all of them in the rows added at once; the settling is left out of the timings); "kept once idle" is the settled ' +
+            "heapUsed once every request is handled, with the store still alive. The per-domain columns are the manager's figure " +
+            "minus the bare queue's of the same round, divided by the domains met (median of the rounds). A measurement that passes " +
+            "half of V8's heap limit or its time cap stops there and is costed by the part it did.",
         '',
         mdTable(
             [
                 'domains',
                 'store',
                 'requests',
+                'shape',
                 'adds/s',
                 'fetch+handled/s',
                 'cost / request',
                 'ratio',
-                'peak heap Δ',
-                'peak over bare / domain',
+                'heap, last batch queued',
+                'queued over bare / domain',
                 'kept once idle',
                 'kept over bare / idle domain',
             ],
             b3Rows(rows),
-            ['r', 'l', 'r', 'r', 'r', 'r', 'r', 'r', 'r', 'r', 'r'],
+            ['r', 'l', 'r', 'l', 'r', 'r', 'r', 'r', 'r', 'r', 'r', 'r'],
         ),
         '',
         "Where the cost goes: `'perDomain'` keeps one Crawlee `RequestQueue` per domain, and `@crawlee/memory-storage` finds a " +

@@ -1,15 +1,17 @@
-import type { Configuration, IRequestManager } from '@crawlee/core';
-import { log, LogLevel, RequestQueue } from '@crawlee/core';
-import { getHeapStatistics } from 'node:v8';
-import { ThrottlingRequestManager } from 'crawlee-throttling';
+import { fork } from 'node:child_process';
+import { existsSync } from 'node:fs';
+import { join } from 'node:path';
 
-import { collectGarbage, MemoryPeak, sleep } from './stats';
-import { memoryConfig } from './storage';
+import {
+    costPerRequestMs,
+    MANAGER_LAYOUTS,
+    type ManagerLayout,
+    type MeasureSpec,
+    type OverheadMeasurement,
+} from './overhead-measure';
 
-/** What B3 measures: the bare queue, and the manager in each queue layout. */
-export type OverheadStore = 'RequestQueue' | ManagerLayout;
-export type ManagerLayout = 'perDomain' | 'shared';
-export const MANAGER_LAYOUTS: readonly ManagerLayout[] = ['perDomain', 'shared'];
+export { costPerRequestMs, MANAGER_LAYOUTS };
+export type { ManagerLayout, OverheadMeasurement, OverheadStore } from './overhead-measure';
 
 /** One B3 row: `domains` domains, `requests` requests spread over them round-robin. */
 export interface OverheadSize {
@@ -17,19 +19,25 @@ export interface OverheadSize {
     requests: number;
     /** Time cap of each measurement of the row. */
     capMs: number;
-    /** A shorter cap for a layout known to be slow at this size (it is costed by the part it did). */
-    layoutCapMs?: Partial<Record<ManagerLayout, number>>;
+    /** Layouts not measured at this size, each with the reason the table gives. */
+    skipLayouts?: Partial<Record<ManagerLayout, string>>;
     /**
      * Measurements of the row, each of the bare queue then every layout, taken one after the other so
      * that a change in the machine's load hits a round's baseline too. @default 1
      */
     rounds?: number;
     /**
-     * Add every request with `forefront: true`. memory-storage lists a queue's head by walking it from
-     * the front, handled requests included, so a drain of N requests costs O(N²) in every store; forefront
-     * requests are walked from their own index, newest first, which keeps 300,000 requests to minutes.
+     * Add every request with `forefront: true`. memory-storage keeps handled requests in its queue's
+     * table in the order they were added and walks that table from the front to list the head, so
+     * with plain adds every listing walks every request handled so far; forefront requests are listed
+     * from their own index, newest first, and handled ones are dropped from it as they are met.
      */
     forefront?: boolean;
+    /**
+     * Add this many requests, drain them, and again, as a crawl does (see MeasureSpec.batch). With
+     * `forefront` this keeps memory-storage's head listing to about a batch. @default all at once
+     */
+    batch?: number;
 }
 
 export interface OverheadOptions {
@@ -50,42 +58,19 @@ export interface OverheadOptions {
     heapCapShare?: number;
 }
 
-export interface OverheadMeasurement {
-    store: OverheadStore;
-    domains: number;
-    /** Requests asked for. */
-    requests: number;
-    /** Requests added, and the ones fetched and marked handled, before the cap (if any). */
-    added: number;
-    completed: number;
-    addMs: number;
-    drainMs: number;
-    totalMs: number;
-    /** Fetches that came back empty while work remained (the loop then yields and tries again). */
-    emptyFetches: number;
-    peakRssMb: number;
-    /** Peak heapUsed above the heap at the start of the measurement. */
-    peakHeapDeltaMb: number;
-    /**
-     * heapUsed after a full GC at the end, every request handled and the store still alive, above
-     * the start: what an idle crawl of this size keeps.
-     */
-    retainedHeapMb: number;
-    /** Why the measurement stopped early, if it did. */
-    capped: false | 'time' | 'memory';
-}
-
 /** The manager in one layout, against the bare queue of the same row. */
 export interface LayoutMeasurement {
     layout: ManagerLayout;
-    m: OverheadMeasurement;
+    /** Why it was not measured at this size; then there are no figures. */
+    notRun?: string;
+    m?: OverheadMeasurement;
     /** Its cost per request over the bare queue's of the same round, the median over the rounds. */
     ratio: number;
     /** That ratio in each round. */
     ratios: number[];
-    /** Peak heap above the bare queue's, per domain, in bytes. */
-    peakHeapPerDomainB: number;
-    /** Heap kept once idle (after GC) above the bare queue's, per domain, in bytes. */
+    /** Heap with the last batch queued above the bare queue's of the same round, per domain met, in bytes (median over the rounds). */
+    queuedPerDomainB: number;
+    /** Heap kept once idle above the bare queue's of the same round, per domain, in bytes (median over the rounds). */
     retainedPerDomainB: number;
 }
 
@@ -93,128 +78,47 @@ export interface OverheadRow {
     domains: number;
     requests: number;
     rounds: number;
+    forefront: boolean;
+    batch?: number;
     /** The bare queue's measurement with the median cost; each layout's likewise. */
     bare: OverheadMeasurement;
     layouts: LayoutMeasurement[];
 }
 
 const MB = 2 ** 20;
-
-function urlOf(i: number, domains: number): string {
-    return `http://d${i % domains}.bench.example/r/${i}`;
-}
-
-async function measure(
-    store: OverheadMeasurement['store'],
-    domains: number,
-    requests: number,
-    capMs: number,
-    heapCapShare: number,
-    forefront = false,
-): Promise<OverheadMeasurement> {
-    // Collected from a fresh task: an error created late in the previous measurement can keep that
-    // measurement's store alive from the stack it was created on (its call sites hold their receivers).
-    await sleep(20);
-    collectGarbage();
-    await sleep(20);
-    const config = memoryConfig();
-    // Every RequestQueue adds listeners to its configuration's event manager; with one queue per domain
-    // the emitter would warn about a leak at 51 queues. The count is expected here, so raise the limit.
-    (
-        config.getEventManager() as unknown as { events?: { setMaxListeners?(n: number): void } }
-    ).events?.setMaxListeners?.(0);
-    const memory = new MemoryPeak();
-    const queue: IRequestManager =
-        store === 'RequestQueue' ? await RequestQueue.open(null, { config }) : managerFor(store, domains, config);
-
-    const heapCap = getHeapStatistics().heap_size_limit * heapCapShare;
-    const started = performance.now();
-    const deadline = started + capMs;
-    let added = 0;
-    let capped: OverheadMeasurement['capped'] = false;
-    while (added < requests) {
-        await queue.addRequest({ url: urlOf(added, domains) }, forefront ? { forefront } : undefined);
-        added++;
-        // Checked often: a new domain may cost megabytes (see the B3 notes), and running out of heap kills the run.
-        if ((added & 15) === 0) {
-            memory.sample();
-            if (memory.peakHeap > heapCap) capped = 'memory';
-            else if (performance.now() > deadline) capped = 'time';
-            if (capped) break;
-        }
-    }
-    const addedAt = performance.now();
-    memory.sample();
-
-    let completed = 0;
-    let emptyFetches = 0;
-    while (completed < added) {
-        const request = await queue.fetchNextRequest();
-        if (!request) {
-            emptyFetches++;
-            if (emptyFetches > 10_000)
-                throw new Error(
-                    `${store}: fetchNextRequest keeps returning null with ${added - completed} requests left`,
-                );
-            await sleep(0);
-            continue;
-        }
-        await queue.markRequestHandled(request);
-        completed++;
-        if ((completed & 255) === 255) {
-            memory.sample();
-            if (performance.now() > deadline) {
-                capped ||= 'time';
-                break;
-            }
-        }
-    }
-    const ended = performance.now();
-    memory.sample();
-    if (queue instanceof ThrottlingRequestManager) queue.clearWake();
-    await sleep(20);
-    collectGarbage();
-    const retainedHeapMb = (process.memoryUsage().heapUsed - memory.startHeap) / MB;
-    // Alive up to here, so the figure above counts what it keeps.
-    if (queue.getTotalCount() < 0) throw new Error('unreachable');
-    return {
-        store,
-        domains,
-        requests,
-        added,
-        completed,
-        addMs: addedAt - started,
-        drainMs: ended - addedAt,
-        totalMs: ended - started,
-        emptyFetches,
-        peakRssMb: memory.peakRss / MB,
-        peakHeapDeltaMb: (memory.peakHeap - memory.startHeap) / MB,
-        retainedHeapMb,
-        capped,
-    };
-}
+const CHILD = join(__dirname, '..', 'dist', 'overhead-child.js');
 
 /**
- * The manager under test: `'perDomain'` with room for every domain (its default of 100 would throw),
- * `'shared'` with its defaults (10,000 domains kept, idle ones evicted past that).
+ * Runs one measurement in a fresh Node process with `--expose-gc`: its heap holds nothing from the
+ * measurements before it, so heap kept is read against a settled baseline of the same process.
  */
-function managerFor(layout: ManagerLayout, domains: number, config: Configuration): ThrottlingRequestManager {
-    const options =
-        layout === 'perDomain'
-            ? { domains: 'all' as const, maxThrottledDomains: Math.max(100, domains), respectCrawlDelay: false }
-            : { domains: 'all' as const, queueLayout: 'shared' as const, respectCrawlDelay: false };
-    return new ThrottlingRequestManager(options, config);
-}
-
-/** Cost of one request (one add, one fetch, one mark handled); a capped run is costed by the parts it did. */
-export function costPerRequestMs(m: OverheadMeasurement): number {
-    return m.addMs / Math.max(1, m.added) + m.drainMs / Math.max(1, m.completed);
+async function measureInChild(spec: MeasureSpec): Promise<OverheadMeasurement> {
+    if (!existsSync(CHILD))
+        throw new Error(`B3 runs its measurements in ${CHILD}: build the bench first (npm run build)`);
+    return await new Promise((resolve, reject) => {
+        const child = fork(CHILD, [JSON.stringify(spec)], {
+            execArgv: ['--expose-gc'],
+            stdio: ['ignore', 'ignore', 'pipe', 'ipc'],
+        });
+        let stderr = '';
+        let result: OverheadMeasurement | undefined;
+        child.stderr!.on('data', (chunk: Buffer) => (stderr += chunk.toString()));
+        child.on('message', (message: { result: OverheadMeasurement }) => (result = message.result));
+        child.on('error', reject);
+        child.on('exit', (code, signal) => {
+            if (result && code === 0) resolve(result);
+            else
+                reject(
+                    new Error(
+                        `B3 measurement ${JSON.stringify(spec)} ended with ${signal ?? `code ${code}`}: ${stderr.trim()}`,
+                    ),
+                );
+        });
+    });
 }
 
 /** add + fetch + mark handled through the manager in each layout vs a bare RequestQueue, per row. */
 export async function runOverhead(options: OverheadOptions, progress: (line: string) => void): Promise<OverheadRow[]> {
-    const previousLevel = log.getLevel();
-    log.setLevel(LogLevel.ERROR);
     const heapCapShare = options.heapCapShare ?? 0.5;
     const sizes: OverheadSize[] = [
         ...options.domainCounts.map((domains) => ({
@@ -225,17 +129,9 @@ export async function runOverhead(options: OverheadOptions, progress: (line: str
         })),
         ...(options.extraRows ?? []),
     ];
-    try {
-        // Warm every path up so the first measured row does not pay for JIT compilation.
-        for (const store of ['RequestQueue', ...MANAGER_LAYOUTS] as const) {
-            await measure(store, 10, Math.min(1000, options.requests), options.capMs, heapCapShare);
-        }
-        const rows: OverheadRow[] = [];
-        for (const size of sizes) rows.push(await measureRow(size, heapCapShare, progress));
-        return rows;
-    } finally {
-        log.setLevel(previousLevel);
-    }
+    const rows: OverheadRow[] = [];
+    for (const size of sizes) rows.push(await measureRow(size, heapCapShare, progress));
+    return rows;
 }
 
 async function measureRow(
@@ -243,47 +139,59 @@ async function measureRow(
     heapCapShare: number,
     progress: (line: string) => void,
 ): Promise<OverheadRow> {
-    const { domains, requests, capMs, layoutCapMs, forefront } = size;
+    const { domains, requests, capMs, forefront = false, batch, skipLayouts = {} } = size;
     const rounds = size.rounds ?? 1;
     const label = `B3 ${domains} domains × ${requests} requests`;
+    const spec = (store: MeasureSpec['store']): MeasureSpec => ({
+        store,
+        domains,
+        requests,
+        capMs,
+        heapCapShare,
+        forefront,
+        batch,
+    });
     const bares: OverheadMeasurement[] = [];
-    const runs = new Map<ManagerLayout, { m: OverheadMeasurement; ratio: number }[]>(
+    const runs = new Map<ManagerLayout, { m: OverheadMeasurement; ratio: number; bare: OverheadMeasurement }[]>(
         MANAGER_LAYOUTS.map((l) => [l, []]),
     );
+    const measured = MANAGER_LAYOUTS.filter((l) => skipLayouts[l] === undefined);
     for (let round = 1; round <= rounds; round++) {
         const of = rounds > 1 ? ` (round ${round}/${rounds})` : '';
         progress(`${label}: bare RequestQueue${of} …`);
-        const bare = await measure('RequestQueue', domains, requests, capMs, heapCapShare, forefront);
+        const bare = await measureInChild(spec('RequestQueue'));
         bares.push(bare);
-        for (const layout of MANAGER_LAYOUTS) {
+        progress(`${label}${of}: bare ${bare.totalMs.toFixed(0)} ms, kept ${bare.retainedHeapMb.toFixed(1)} MB`);
+        for (const layout of measured) {
             progress(`${label}: manager, ${layout}${of} …`);
-            const cap = layoutCapMs?.[layout] ?? capMs;
-            const m = await measure(layout, domains, requests, cap, heapCapShare, forefront);
+            const m = await measureInChild(spec(layout));
             const ratio = costPerRequestMs(m) / costPerRequestMs(bare);
-            runs.get(layout)!.push({ m, ratio });
+            runs.get(layout)!.push({ m, ratio, bare });
             progress(
-                `${label}${of}: bare ${bare.totalMs.toFixed(0)} ms, ${layout} ${m.totalMs.toFixed(0)} ms${m.capped ? ` (${m.capped} cap after ${m.added} adds, ${m.completed} handled)` : ''}, ratio ${ratio.toFixed(2)}`,
+                `${label}${of}: ${layout} ${m.totalMs.toFixed(0)} ms${m.capped ? ` (${m.capped} cap after ${m.added} adds, ${m.completed} handled)` : ''}, ratio ${ratio.toFixed(2)}, kept ${m.retainedHeapMb.toFixed(1)} MB`,
             );
         }
     }
     const bare = medianBy(bares, costPerRequestMs);
     const layouts = MANAGER_LAYOUTS.map((layout): LayoutMeasurement => {
+        const notRun = skipLayouts[layout];
+        if (notRun !== undefined)
+            return { layout, notRun, ratio: NaN, ratios: [], queuedPerDomainB: NaN, retainedPerDomainB: NaN };
         const done = runs.get(layout)!;
-        const m = medianBy(
-            done.map((d) => d.m),
-            costPerRequestMs,
-        );
-        const perDomain = (mb: number) => (mb * MB) / Math.max(1, Math.min(domains, m.added));
+        const perDomain = (m: OverheadMeasurement, mb: number) => (mb * MB) / Math.max(1, Math.min(domains, m.added));
         return {
             layout,
-            m,
+            m: medianBy(
+                done.map((d) => d.m),
+                costPerRequestMs,
+            ),
             ratio: median(done.map((d) => d.ratio)),
             ratios: done.map((d) => d.ratio),
-            peakHeapPerDomainB: perDomain(m.peakHeapDeltaMb - bare.peakHeapDeltaMb),
-            retainedPerDomainB: perDomain(m.retainedHeapMb - bare.retainedHeapMb),
+            queuedPerDomainB: median(done.map((d) => perDomain(d.m, d.m.queuedHeapMb - d.bare.queuedHeapMb))),
+            retainedPerDomainB: median(done.map((d) => perDomain(d.m, d.m.retainedHeapMb - d.bare.retainedHeapMb))),
         };
     });
-    return { domains, requests, rounds, bare, layouts };
+    return { domains, requests, rounds, forefront, batch, bare, layouts };
 }
 
 function median(values: readonly number[]): number {
