@@ -299,7 +299,7 @@ function buildFlow(core: Core) {
     const { events, frontier, ipScopes } = core;
     const evictIdle = (at: number, keep: DomainQueue) => frontier?.eviction.evict(at, keep);
     const intake = new DomainIntake({
-        ...{ options, clock, router, registry, states, gate, persister, scheduler, events, evictIdle, ipScopes },
+        ...{ options, clock, router, registry, states, gate, persister, scheduler, events, evictIdle, ipScopes, warn },
     });
     const window = frontier?.window;
     const domainFetcher = new DomainFetcher({ clock, registry, scheduler, dispatcher, gate, window });

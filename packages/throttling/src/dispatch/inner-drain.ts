@@ -1,9 +1,10 @@
-import type { IRequestManager, Request, RequestOptions } from '@crawlee/core';
+import type { IRequestManager, Request } from '@crawlee/core';
 
 import type { SharedFrontier } from '../layout/shared-frontier';
 import type { DomainIntake } from '../queues/domain-intake';
 import type { DomainQueue } from '../queues/domain-queue';
 import type { DomainRegistry } from '../queues/domain-registry';
+import { markMoved, movableCopy } from '../queues/moved-requests';
 import type { ScopeRouter } from '../routing/scope-router';
 import type { Clock } from '../time/clock';
 import { isPromise } from '../shared-clock/maybe-promise';
@@ -149,7 +150,7 @@ export class InnerDrain {
         forefront: boolean,
     ): Promise<boolean> {
         try {
-            const info = await entry.queue.addRequest(copyOf(request), { forefront });
+            const info = await entry.queue.addRequest(movableCopy(request), { forefront });
             if (!info.wasAlreadyPresent) this.deps.intake.noteAdded(entry, 1);
         } catch (error) {
             this.deps.error(`Could not move a held-back request of ${entry.key} into its queue; it stays in inner.`, {
@@ -159,14 +160,10 @@ export class InnerDrain {
             await inner.reclaimRequest(request, { forefront: true });
             return false;
         }
+        // Marked, so a start URL passed again after a kill finds where it went (moved-requests.ts).
+        markMoved(request, entry.key);
         await inner.markRequestHandled(request);
         this.moved += 1;
         return true;
     }
-}
-
-/** A fresh request carrying everything of `request` but its queue identity (as storage would). */
-function copyOf(request: Request): RequestOptions {
-    const { id: _id, ...rest } = JSON.parse(JSON.stringify(request)) as RequestOptions;
-    return rest;
 }

@@ -1,6 +1,8 @@
 import type {
     AddRequestsBatchedOptions,
     AddRequestsBatchedResult,
+    IRequestManager,
+    Request,
     RequestQueueOperationOptions,
     RequestsLike,
     Source,
@@ -19,6 +21,7 @@ import type { Scheduler } from '../scheduling/scheduler';
 import type { Clock } from '../time/clock';
 import type { DomainQueue } from './domain-queue';
 import type { DomainRegistry } from './domain-registry';
+import { movableCopy, movedTo } from './moved-requests';
 
 /** What the intake works with. */
 export interface DomainIntakeDeps {
@@ -35,6 +38,8 @@ export interface DomainIntakeDeps {
     ipScopes?: IpScopes;
     /** Shared layout: forgets idle keys past `maxThrottledDomains`, never `keep` (just registered). */
     evictIdle(now: number, keep: DomainQueue): void;
+    /** Logs a warning (a restored request). */
+    warn?: (message: string) => void;
 }
 
 /**
@@ -91,6 +96,31 @@ export class DomainIntake {
         if (entry.saved) await entry.saved;
     }
 
+    /**
+     * Shared layout on local storage: requests `inner` answered as already handled that it had moved
+     * to their own queue are added there again, in case a kill emptied that copy's file (see
+     * moved-requests.ts); the storage dedupes the rest. A storage error costs only the restoring.
+     */
+    private async restoreMoved(inner: IRequestManager, processed: readonly ProcessedRequest[]): Promise<void> {
+        const reader = inner as IRequestManager & { getRequest?: (id: string) => Promise<Request | null> };
+        if (!this.deps.registry.innerOnLocalDisk || typeof reader.getRequest !== 'function') return;
+        for (const { requestId, wasAlreadyHandled } of processed) {
+            if (!wasAlreadyHandled) continue;
+            const stored = await reader.getRequest(requestId).catch(() => null);
+            const key = movedTo(stored);
+            if (!stored || key === undefined) continue;
+            const entry = await this.target(stored as ScopedSource, 'skip').catch(() => undefined);
+            if (!entry || entry.key !== key) continue;
+            await this.ownQueue(entry);
+            const info = await entry.queue.addRequest(movableCopy(stored));
+            if (info.wasAlreadyPresent) continue;
+            this.noteAdded(entry, 1);
+            this.deps.warn?.(
+                `${key}: ${stored.url} had been moved to its queue and is missing there (its file lost to a kill); added again.`,
+            );
+        }
+    }
+
     /** Counts new work in a domain queue and makes sure the domain is scheduled. */
     noteAdded(entry: DomainQueue, count: number): void {
         if (count <= 0) return;
@@ -99,7 +129,12 @@ export class DomainIntake {
     }
 
     async add(requestLike: Source, options?: RequestQueueOperationOptions) {
-        if (this.deps.registry.shared) return (await this.deps.registry.getInner()).addRequest(requestLike, options);
+        if (this.deps.registry.shared) {
+            const inner = await this.deps.registry.getInner();
+            const info = await inner.addRequest(requestLike, options);
+            await this.restoreMoved(inner, [info]);
+            return info;
+        }
         const url = typeof requestLike === 'string' ? requestLike : requestLike.url;
         const routable = url !== undefined && !hasRequestsFromUrl(requestLike);
         const target = routable ? await this.target(requestLike as ScopedSource, 'throw') : undefined;
@@ -114,7 +149,16 @@ export class DomainIntake {
         options: AddRequestsBatchedOptions = {},
     ): Promise<AddRequestsBatchedResult> {
         if (this.deps.registry.shared) {
-            return (await this.deps.registry.getInner()).addRequestsBatched(requests, options);
+            const inner = await this.deps.registry.getInner();
+            const result = await inner.addRequestsBatched(requests, options);
+            await this.restoreMoved(inner, result.addedRequests);
+            const rest = result.waitForAllRequestsToBeAdded;
+            if (!rest) return result;
+            const restored = rest.then(async (more) => {
+                await this.restoreMoved(inner, more);
+                return more;
+            });
+            return { ...result, waitForAllRequestsToBeAdded: restored };
         }
         const items: (Source & { url?: string })[] = [];
         for await (const item of requests as AsyncIterable<Source | string>) {

@@ -7,7 +7,7 @@ import type { ScopedSource, ScopeRouter } from '../routing/scope-router';
 import { DomainQueue } from './domain-queue';
 import { DomainRequestQueue, shrinkDedupCache } from './domain-request-queue';
 import { QueueNamespace } from './queue-namespace';
-import { releaseDeadProcessLocks } from './stale-locks';
+import { localQueuesDirectory, releaseDeadProcessLocks } from './stale-locks';
 
 /** Where a request belongs: `inner`, a domain queue (just created or known), or nowhere (over the limit). */
 export type Resolution =
@@ -30,6 +30,8 @@ export class DomainRegistry {
     readonly namespace: QueueNamespace;
     // The inner manager once opened, and the promise of opening it.
     private inner?: IRequestManager;
+    /** The default `inner` of the shared layout, on local storage: its moved requests can lose their copy to a kill. */
+    innerOnLocalDisk = false;
     private innerOpening?: Promise<IRequestManager>;
     // Values the crawler wrote, forwarded onto queues opened later too.
     private readonly forwarded: Partial<Record<ForwardedSetting, number>> = {};
@@ -179,6 +181,7 @@ export class DomainRegistry {
         if (this.shared) {
             const storageClient = (this.config ?? Configuration.getGlobalConfig()).getStorageClient();
             await releaseDeadProcessLocks(queue, storageClient);
+            this.innerOnLocalDisk = localQueuesDirectory(storageClient) !== undefined;
         }
         return queue;
     }

@@ -25,10 +25,15 @@ interface LockClient {
  * any other storage, whose locks expire on their own terms.
  */
 export function localQueueFolder(queue: RequestQueue, storageClient: unknown): string | undefined {
+    const directory = localQueuesDirectory(storageClient);
+    return directory !== undefined && queue.name ? join(directory, queue.name) : undefined;
+}
+
+/** The folder of a local storage's queues (memory-storage persisting to disk), or undefined. */
+export function localQueuesDirectory(storageClient: unknown): string | undefined {
     const client = storageClient as { requestQueuesDirectory?: unknown; persistStorage?: unknown };
     if (typeof client?.requestQueuesDirectory !== 'string' || client.persistStorage === false) return undefined;
-    if (!queue.name) return undefined;
-    return join(client.requestQueuesDirectory, queue.name);
+    return client.requestQueuesDirectory;
 }
 
 /**
