@@ -99,11 +99,14 @@ export class DomainIntake {
     /**
      * Shared layout on local storage: requests `inner` answered as already handled that it had moved
      * to their own queue are added there again, in case a kill emptied that copy's file (see
-     * moved-requests.ts); the storage dedupes the rest. A storage error costs only the restoring.
+     * moved-requests.ts); the storage dedupes the rest. Each such request costs a read of `inner`
+     * (a file read on local storage), so none is made before any key has a queue of its own: until
+     * then nothing can have been moved. A failed read skips the request; a failed re-add throws.
      */
     private async restoreMoved(inner: IRequestManager, processed: readonly ProcessedRequest[]): Promise<void> {
         const reader = inner as IRequestManager & { getRequest?: (id: string) => Promise<Request | null> };
-        if (!this.deps.registry.innerOnLocalDisk || typeof reader.getRequest !== 'function') return;
+        const { registry } = this.deps;
+        if (!registry.innerOnLocalDisk || !registry.keyQueueOpened || typeof reader.getRequest !== 'function') return;
         for (const { requestId, wasAlreadyHandled } of processed) {
             if (!wasAlreadyHandled) continue;
             const stored = await reader.getRequest(requestId).catch(() => null);

@@ -32,6 +32,8 @@ export class DomainRegistry {
     private inner?: IRequestManager;
     /** The default `inner` of the shared layout, on local storage: its moved requests can lose their copy to a kill. */
     innerOnLocalDisk = false;
+    /** A key's own queue was opened in this process (reopened from an earlier run included): under the shared layout, only then can a request have been moved out of `inner`. */
+    keyQueueOpened = false;
     private innerOpening?: Promise<IRequestManager>;
     // Values the crawler wrote, forwarded onto queues opened later too.
     private readonly forwarded: Partial<Record<ForwardedSetting, number>> = {};
@@ -145,6 +147,7 @@ export class DomainRegistry {
             shrinkDedupCache(queue);
             this.forwardTo(queue);
             entry.opened = queue;
+            this.keyQueueOpened = true;
             return queue;
         })();
         return entry.opening;
