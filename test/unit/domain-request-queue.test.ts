@@ -54,7 +54,7 @@ describe('DomainRequestQueue', () => {
         const config = memoryConfig();
         const open = jest.spyOn(DomainRequestQueue, 'open');
         try {
-            const manager = new ThrottlingRequestManager({ domains: 'all' }, config);
+            const manager = new ThrottlingRequestManager({ domains: 'all', queueLayout: 'perDomain' }, config);
             await manager.addRequest({ url: 'http://d.example/1' });
             const names = open.mock.calls.map(([name]) => name);
             expect(names).toEqual([expect.stringMatching(/^throttled-d\.example/)]);

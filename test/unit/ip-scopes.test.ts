@@ -275,7 +275,15 @@ describe("the manager with throttleBy: 'ip'", () => {
     function setup(options: Partial<ThrottlingRequestManagerOptions> = {}) {
         const clock = new ManualClock(0);
         const manager = new ThrottlingRequestManager(
-            { domains: 'all', clock, respectCrawlDelay: false, throttleBy: 'ip', ipResolver: resolver, ...options },
+            {
+                domains: 'all',
+                queueLayout: 'perDomain',
+                clock,
+                respectCrawlDelay: false,
+                throttleBy: 'ip',
+                ipResolver: resolver,
+                ...options,
+            },
             memoryConfig(),
         );
         return { clock, manager };
@@ -404,7 +412,11 @@ describe("the manager with throttleBy: 'ip'", () => {
 
     test('options are validated with messages naming them', () => {
         const make = (o: Partial<ThrottlingRequestManagerOptions>) =>
-            new ThrottlingRequestManager({ domains: 'all', ...o } as ThrottlingRequestManagerOptions);
+            new ThrottlingRequestManager({
+                domains: 'all',
+                queueLayout: 'perDomain',
+                ...o,
+            } as ThrottlingRequestManagerOptions);
         expect(() => make({ throttleBy: 'address' as never })).toThrow(
             "`throttleBy`: throttleBy must be 'hostname', 'registrableDomain' or 'ip'",
         );

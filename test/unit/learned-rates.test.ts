@@ -39,7 +39,15 @@ async function crawl(
 ) {
     const host = site.host ?? 'site.example';
     const manager = new ThrottlingRequestManager(
-        { domains: 'all', clock, respectCrawlDelay: false, rampup: true, baseDelaySecs: 1, ...options },
+        {
+            domains: 'all',
+            queueLayout: 'perDomain',
+            clock,
+            respectCrawlDelay: false,
+            rampup: true,
+            baseDelaySecs: 1,
+            ...options,
+        },
         config,
     );
     await manager.addRequestsBatched(
@@ -217,7 +225,7 @@ describe('starting from what the last run learned', () => {
                 storageClient: config.getStorageClient(),
             });
             const manager = new ThrottlingRequestManager(
-                { domains: 'all', clock, respectCrawlDelay: false, rampup: true },
+                { domains: 'all', queueLayout: 'perDomain', clock, respectCrawlDelay: false, rampup: true },
                 reuse,
             );
             await manager.addRequest({ url: 'https://site.example/more' });
@@ -245,6 +253,7 @@ describe('starting from what the last run learned', () => {
         const make = (rememberLearnedRates: unknown) =>
             new ThrottlingRequestManager({
                 domains: 'all',
+                queueLayout: 'perDomain',
                 rememberLearnedRates,
             } as ThrottlingRequestManagerOptions);
         expect(() => make('yes')).toThrow(

@@ -90,7 +90,12 @@ describe('ThrottlingRequestManager: routing', () => {
     });
 
     test('throttleBy registrableDomain: subdomains share one clock; IPs and localhost stay per host', async () => {
-        const { manager, clock } = setup({ domains: 'all', throttleBy: 'registrableDomain', minCrawlDelaySecs: 1 });
+        const { manager, clock } = setup({
+            domains: 'all',
+            queueLayout: 'perDomain',
+            throttleBy: 'registrableDomain',
+            minCrawlDelaySecs: 1,
+        });
         await manager.addRequestsBatched(
             ['https://a.example.com/1', 'https://b.example.com/1', 'http://127.0.0.1:8080/1', 'http://localhost:9/1'],
             { waitForAllRequestsToBeAdded: true },
@@ -130,32 +135,33 @@ describe('ThrottlingRequestManager: routing', () => {
 
 describe('ThrottlingRequestManager: options validation', () => {
     test('an unknown option is named', () => {
-        expect(() => new ThrottlingRequestManager({ domains: 'all', baseDelay: 3 } as never)).toThrow(
-            /unknown option\(s\) `baseDelay`/,
-        );
+        expect(
+            () => new ThrottlingRequestManager({ domains: 'all', queueLayout: 'perDomain', baseDelay: 3 } as never),
+        ).toThrow(/unknown option\(s\) `baseDelay`/);
     });
 
     test('a wrong value names the option and what is allowed', () => {
-        expect(() => new ThrottlingRequestManager({ domains: 'all', maxDelaySecs: -1 })).toThrow(
-            ThrottlingOptionsError,
-        );
-        expect(() => new ThrottlingRequestManager({ domains: 'all', maxDelaySecs: -1 })).toThrow(
-            /`maxDelaySecs`: maxDelaySecs must be >= 0/,
-        );
-        expect(() => new ThrottlingRequestManager({ domains: 'all', throttleBy: 'host' as never })).toThrow(
-            /throttleBy must be 'hostname', 'registrableDomain' or 'ip'/,
-        );
+        expect(
+            () => new ThrottlingRequestManager({ domains: 'all', queueLayout: 'perDomain', maxDelaySecs: -1 }),
+        ).toThrow(ThrottlingOptionsError);
+        expect(
+            () => new ThrottlingRequestManager({ domains: 'all', queueLayout: 'perDomain', maxDelaySecs: -1 }),
+        ).toThrow(/`maxDelaySecs`: maxDelaySecs must be >= 0/);
+        expect(
+            () =>
+                new ThrottlingRequestManager({ domains: 'all', queueLayout: 'perDomain', throttleBy: 'host' as never }),
+        ).toThrow(/throttleBy must be 'hostname', 'registrableDomain' or 'ip'/);
         expect(() => new ThrottlingRequestManager({} as never)).toThrow(/domains is required/);
-        expect(() => new ThrottlingRequestManager({ domains: 'all', maxThrottledDomains: 0 })).toThrow(
-            /maxThrottledDomains must be >= 1/,
-        );
-        expect(() => new ThrottlingRequestManager({ domains: 'all', baseDelaySecs: 90 })).toThrow(
-            /baseDelaySecs.*must not exceed.*maxDelaySecs/,
-        );
+        expect(
+            () => new ThrottlingRequestManager({ domains: 'all', queueLayout: 'perDomain', maxThrottledDomains: 0 }),
+        ).toThrow(/maxThrottledDomains must be >= 1/);
+        expect(
+            () => new ThrottlingRequestManager({ domains: 'all', queueLayout: 'perDomain', baseDelaySecs: 90 }),
+        ).toThrow(/baseDelaySecs.*must not exceed.*maxDelaySecs/);
     });
 
     test('defaults follow Crawlee v4', () => {
-        const { options } = new ThrottlingRequestManager({ domains: 'all' });
+        const { options } = new ThrottlingRequestManager({ domains: 'all', queueLayout: 'perDomain' });
         expect(options).toMatchObject({
             throttleBy: 'hostname',
             baseDelayMs: 2_000,
@@ -240,7 +246,7 @@ describe('ThrottlingRequestManager: pacing', () => {
     });
 
     test('ready domains are served fairly: no domain is drained before the others', async () => {
-        const { manager } = setup({ domains: 'all' });
+        const { manager } = setup({ domains: 'all', queueLayout: 'perDomain' });
         const urls = [
             ...Array.from({ length: 6 }, (_, i) => `https://big.com/${i}`),
             'https://small.com/1',
@@ -454,6 +460,7 @@ describe('ThrottlingRequestManager: stall', () => {
         const manager = new ThrottlingRequestManager(
             {
                 domains: 'all',
+                queueLayout: 'perDomain',
                 clock,
                 requestManagerOpener: async (name, opts) => {
                     const queue = await RequestQueue.open(name, opts);
@@ -483,7 +490,7 @@ describe('ThrottlingRequestManager: stall', () => {
     });
 
     test('work a quiet queue holds that we did not count is found before the crawl is called finished', async () => {
-        const { manager, config } = setup({ domains: 'all' });
+        const { manager, config } = setup({ domains: 'all', queueLayout: 'perDomain' });
         await manager.addRequest({ url: 'https://a.com/1' });
         await manager.markRequestHandled((await manager.fetchNextRequest())!);
         // Added to the domain's queue behind the manager's back (another process, a user).
@@ -522,7 +529,7 @@ describe('ThrottlingRequestManager: adding', () => {
     });
 
     test("maxThrottledDomains under 'all': a clear error, and a batch that overflows still stores what fits", async () => {
-        const { manager } = setup({ domains: 'all', maxThrottledDomains: 2 });
+        const { manager } = setup({ domains: 'all', queueLayout: 'perDomain', maxThrottledDomains: 2 });
         await manager.addRequest({ url: 'https://d1.com/' });
         const error = await manager
             .addRequestsBatched(['https://d1.com/2', 'https://d2.com/', 'https://d3.com/', 'https://d4.com/'], {

@@ -33,7 +33,10 @@ function manualGate(manager: ThrottlingRequestManager, recheckAfterMs?: number) 
 
 function setup(options: Partial<ThrottlingRequestManagerOptions> = {}) {
     const clock = new ManualClock(1_700_000_000_000);
-    const manager = new ThrottlingRequestManager({ domains: 'all', clock, ...options }, memoryConfig());
+    const manager = new ThrottlingRequestManager(
+        { domains: 'all', queueLayout: 'perDomain', clock, ...options },
+        memoryConfig(),
+    );
     return { clock, manager };
 }
 
@@ -166,7 +169,10 @@ describe('origin checks (robots.txt) per origin, re-read when stale', () => {
 describe("origin checks that learned nothing ('retry')", () => {
     test('are run once more before the next request, then count as done', async () => {
         const clock = new ManualClock(1_700_000_000_000);
-        const manager = new ThrottlingRequestManager({ domains: 'all', clock }, memoryConfig());
+        const manager = new ThrottlingRequestManager(
+            { domains: 'all', queueLayout: 'perDomain', clock },
+            memoryConfig(),
+        );
         const outcomes: ('retry' | undefined)[] = ['retry', 'retry'];
         let calls = 0;
         manager.setDomainGate(async () => {

@@ -144,9 +144,14 @@ describe('a shared clock that fails does not strand the domain (2.b, onSharedClo
     });
 
     test('onSharedClockError is validated', () => {
-        expect(() => new ThrottlingRequestManager({ domains: 'all', onSharedClockError: 'retry' as never })).toThrow(
-            /onSharedClockError must be 'pause' or 'local'/,
-        );
+        expect(
+            () =>
+                new ThrottlingRequestManager({
+                    domains: 'all',
+                    queueLayout: 'perDomain',
+                    onSharedClockError: 'retry' as never,
+                }),
+        ).toThrow(/onSharedClockError must be 'pause' or 'local'/);
     });
 });
 
@@ -230,7 +235,7 @@ describe('what is saved comes back (2.i, 2.l)', () => {
 
 describe('bounded state (2.j, 2.k)', () => {
     test('domains served unthrottled from inner get no pacing state', async () => {
-        const { manager } = setup({ domains: 'all', maxThrottledDomains: 1 });
+        const { manager } = setup({ domains: 'all', queueLayout: 'perDomain', maxThrottledDomains: 1 });
         await manager.addRequest({ url: 'https://a.com/1' });
         const hosts = Array.from({ length: 200 }, (_, i) => `https://d${i}.org/x`);
         await manager.addRequestsBatched(hosts.slice(0, 1)).catch(() => undefined);

@@ -59,7 +59,7 @@ function setup(fetcher: ReturnType<typeof scripted>, options: Partial<Throttling
     const clock = new ManualClock(T0);
     fetcher.useClock(clock);
     const manager = new ThrottlingRequestManager(
-        { domains: 'all', clock, robotsFetcher: fetcher.fetcher, ...options },
+        { domains: 'all', queueLayout: 'perDomain', clock, robotsFetcher: fetcher.fetcher, ...options },
         memoryConfig(),
     );
     const crawler: AttachableCrawler = { requestQueue: manager, preNavigationHooks: [], postNavigationHooks: [] };
@@ -376,7 +376,14 @@ describe('a robots.txt that answers 5xx or 429, or not at all', () => {
         };
         const clock = new ManualClock(T0);
         const manager = new ThrottlingRequestManager(
-            { domains: 'all', clock, throttleBy: 'registrableDomain', maxRobotsRetries: 0, robotsFetcher: fetcher },
+            {
+                domains: 'all',
+                queueLayout: 'perDomain',
+                clock,
+                throttleBy: 'registrableDomain',
+                maxRobotsRetries: 0,
+                robotsFetcher: fetcher,
+            },
             memoryConfig(),
         );
         robots.from([file('User-agent: *\n')]);
@@ -406,7 +413,10 @@ describe('a robots.txt that answers 5xx or 429, or not at all', () => {
 
     test('a gate answering retry for ever is bounded by maxRetries: then the origin counts as checked', async () => {
         const clock = new ManualClock(T0);
-        const manager = new ThrottlingRequestManager({ domains: 'all', clock }, memoryConfig());
+        const manager = new ThrottlingRequestManager(
+            { domains: 'all', queueLayout: 'perDomain', clock },
+            memoryConfig(),
+        );
         const seen: number[] = [];
         manager.setDomainGate(
             async (_key, _url, { retriesLeft }) => {
@@ -427,7 +437,7 @@ describe('a robots.txt that answers 5xx or 429, or not at all', () => {
 
     test('the options are validated', () => {
         const make = (o: Partial<ThrottlingRequestManagerOptions>) => () =>
-            new ThrottlingRequestManager({ domains: 'all', ...o });
+            new ThrottlingRequestManager({ domains: 'all', queueLayout: 'perDomain', ...o });
         expect(make({ maxRobotsRetries: -1 })).toThrow(
             '`maxRobotsRetries`: maxRobotsRetries must be a whole number >= 0',
         );
@@ -436,7 +446,7 @@ describe('a robots.txt that answers 5xx or 429, or not at all', () => {
         expect(make({ robotsUnreachableDisallowSecs: -1 })).toThrow(
             '`robotsUnreachableDisallowSecs`: robotsUnreachableDisallowSecs must be >= 0',
         );
-        expect(new ThrottlingRequestManager({ domains: 'all' }).options).toMatchObject({
+        expect(new ThrottlingRequestManager({ domains: 'all', queueLayout: 'perDomain' }).options).toMatchObject({
             maxRobotsRetries: 5,
             robotsUnreachableDisallowMs: DAY,
         });

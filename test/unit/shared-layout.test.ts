@@ -53,10 +53,12 @@ async function drain(manager: ThrottlingRequestManager, clock: ManualClock, coun
 }
 
 describe("queueLayout 'shared': options", () => {
-    test('defaults: perDomain with 100 domains; shared with 10,000 kept, a window of 1,000 and 10 per domain', () => {
-        const perDomain = new ThrottlingRequestManager({ domains: 'all' }).options;
+    test('defaults: shared under domains: all (10,000 kept, a window of 1,000 and 10 per domain); perDomain with 100 for a list', () => {
+        const perDomain = new ThrottlingRequestManager({ domains: 'all', queueLayout: 'perDomain' }).options;
         expect([perDomain.queueLayout, perDomain.maxThrottledDomains]).toEqual(['perDomain', 100]);
-        const shared = new ThrottlingRequestManager({ domains: 'all', queueLayout: 'shared' }).options;
+        const listed = new ThrottlingRequestManager({ domains: ['a.com'] }).options;
+        expect([listed.queueLayout, listed.maxThrottledDomains]).toEqual(['perDomain', 100]);
+        const shared = new ThrottlingRequestManager({ domains: 'all' }).options;
         expect(shared).toMatchObject({
             queueLayout: 'shared',
             maxThrottledDomains: 10_000,
@@ -70,7 +72,10 @@ describe("queueLayout 'shared': options", () => {
 
     test.each([
         [{ queueLayout: 'sharded' }, "`queueLayout`: queueLayout must be 'perDomain' or 'shared'"],
-        [{ frontierWindow: 50 }, "`frontierWindow` applies only to queueLayout: 'shared' (queueLayout is 'perDomain')"],
+        [
+            { queueLayout: 'perDomain', frontierWindow: 50 },
+            "`frontierWindow` applies only to queueLayout: 'shared' (queueLayout is 'perDomain')",
+        ],
         [
             { queueLayout: 'perDomain', frontierWindowPerDomain: 2 },
             "`frontierWindowPerDomain` applies only to queueLayout: 'shared'",
@@ -386,6 +391,7 @@ describe("queueLayout 'perDomain' is unchanged", () => {
         const manager = new ThrottlingRequestManager(
             {
                 domains: 'all',
+                queueLayout: 'perDomain',
                 maxThrottledDomains: 1,
                 clock: new ManualClock(),
                 requestManagerOpener: async (name, opts) => {

@@ -97,7 +97,14 @@ describe('following the pace another process set', () => {
     const managers = (clock: ManualClock, store: SharedDomainClock) =>
         [1, 2].map((p) => {
             const manager = new ThrottlingRequestManager(
-                { domains: 'all', clock, respectCrawlDelay: false, maxFreeRetries: 100, sharedClock: store },
+                {
+                    domains: 'all',
+                    queueLayout: 'perDomain',
+                    clock,
+                    respectCrawlDelay: false,
+                    maxFreeRetries: 100,
+                    sharedClock: store,
+                },
                 memoryConfig(),
             );
             return { manager, p };

@@ -11,6 +11,7 @@ import { createSystemIpResolver } from '../ip/ip-resolver';
 import { isIpScope } from '../ip/ip-address';
 import { resolveLearnedRates } from './learned-rates-settings';
 import { ThrottlingOptionsError } from '../errors';
+import type { QueueLayout } from '../layout/queue-layout';
 import { refusalRuleOf } from '../response/refusal-rule';
 import type { ResolvedPolicy, ScopeSettings } from './policy';
 import { DEFAULT_BACKOFF_STATUS_CODES, jitterRange, POLICY_DEFAULTS, resolveRampup } from './policy';
@@ -107,9 +108,14 @@ export function baseSettingsOf(
     return isIpScope(key) ? options.ipSettings : options.defaultSettings;
 }
 
-/** The queue layout and its bounds; window settings are refused where they would do nothing. */
+/**
+ * The queue layout and its bounds; window settings are refused where they would do nothing. A crawl
+ * of every domain it meets gets `'shared'` unless told otherwise: it stays bounded however many
+ * domains come, where `'perDomain'` stops at `maxThrottledDomains`. A list of domains is bounded by
+ * the list, so it keeps one queue per domain.
+ */
 function resolveLayout(o: ThrottlingRequestManagerOptions) {
-    const queueLayout = o.queueLayout ?? 'perDomain';
+    const queueLayout = o.queueLayout ?? defaultLayout(o.domains);
     if (queueLayout !== 'shared') {
         const windowOption = (['frontierWindow', 'frontierWindowPerDomain'] as const).find((k) => o[k] !== undefined);
         if (windowOption) {
@@ -128,6 +134,11 @@ function resolveLayout(o: ThrottlingRequestManagerOptions) {
     }
     const maxThrottledDomains = o.maxThrottledDomains ?? DEFAULT_MAX_THROTTLED_DOMAINS[queueLayout];
     return { queueLayout, frontierWindow, frontierWindowPerDomain, maxThrottledDomains };
+}
+
+/** The layout used when none is chosen (see {@link resolveLayout}). */
+export function defaultLayout(domains: ThrottlingRequestManagerOptions['domains']): QueueLayout {
+    return domains === 'all' ? 'shared' : 'perDomain';
 }
 
 /** Every configured scope's policy and settings, by normalised key. */
