@@ -3,6 +3,7 @@ import { join } from 'node:path';
 
 import { rampupPlot } from '../../docs/examples/plot';
 import { main as quotas } from '../../docs/examples/quotas';
+import { main as readme } from '../../docs/examples/readme';
 import { main as rampup } from '../../docs/examples/rampup';
 import { main as scopes } from '../../docs/examples/scopes';
 import { ThrottlingRequestManager } from 'crawlee-throttling';
@@ -11,6 +12,17 @@ import { memoryConfig } from '../helpers/storage';
 
 // The examples of docs/rampup.md, docs/scopes.md and docs/quotas.md, run as written.
 describe('docs examples run', () => {
+    test("the README's CheerioCrawler on defaults crawls a 5 req/s site to the end at about its rate", async () => {
+        const { stats, seconds } = await readme(memoryConfig());
+        console.log('README EXAMPLE', JSON.stringify({ stats, seconds }));
+        expect(stats).toHaveLength(1);
+        expect(stats[0]).toMatchObject({ domain: 'shop.example', handled: 60 });
+        // 60 pages at 5 req/s take 12 s; the README quotes a run's figures.
+        expect(stats[0]!.refused).toBeLessThanOrEqual(6);
+        expect(stats[0]!.learnedRate).toBeGreaterThan(3);
+        expect(stats[0]!.learnedRate).toBeLessThanOrEqual(5.5);
+    }, 90_000);
+
     test('rampup finds a rate near the limit with few refusals', async () => {
         const result = await rampup(memoryConfig());
         const svg = rampupPlot(result, 5);
