@@ -54,7 +54,10 @@ async function crawl(setup: CrawlSetup): Promise<CrawlResult> {
     servers.push(...started);
     const urls = started.flatMap((s) => Array.from({ length: setup.pages }, (_, i) => s.url(`/p${i + 1}`)));
     const config = memoryConfig();
-    const throttler = new ThrottlingRequestManager({ domains: 'all', ...setup.throttler }, config);
+    const throttler = new ThrottlingRequestManager(
+        { domains: 'all', queueLayout: 'perDomain', ...setup.throttler },
+        config,
+    );
     const handled: string[] = [];
     const handledAtMs = new Map<string, number>();
     let startedAt = Date.now();

@@ -50,7 +50,7 @@ function newManager(
     options: Partial<ThrottlingRequestManagerOptions> & { clock?: ManualClock } = {},
 ): ThrottlingRequestManager {
     const manager = new ThrottlingRequestManager(
-        { domains: 'all', clock: new ManualClock(T0), ...options },
+        { domains: 'all', queueLayout: 'perDomain', clock: new ManualClock(T0), ...options },
         run.config,
     );
     manager.requestLockSecs = LOCK_SECS;
