@@ -7,6 +7,7 @@ import {
     normalizeHostname,
     type ThrottleBy,
 } from '../../packages/throttling/src/routing/domain-key';
+import { ThrottlingError } from '../../packages/throttling/src/errors';
 
 const MODES: ThrottleBy[] = ['hostname', 'registrableDomain'];
 
@@ -97,9 +98,9 @@ describe('normalizeHostname', () => {
         );
     });
 
-    it('throws a TypeError subclass with a stable name, code and the rejected value', () => {
+    it("throws one of the package's errors with a stable name, code and the rejected value", () => {
         const error = thrown(() => normalizeHostname('exa mple.com')) as InvalidDomainError;
-        expect(error).toBeInstanceOf(TypeError);
+        expect(error).toBeInstanceOf(ThrottlingError);
         expect(error.name).toBe('InvalidDomainError');
         expect(error.code).toBe('ERR_THROTTLING_INVALID_DOMAIN');
         expect(error.domain).toBe('exa mple.com');

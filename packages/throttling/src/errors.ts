@@ -189,3 +189,53 @@ export class RequestBlockedError extends SessionError {
         );
     }
 }
+
+/**
+ * A configured domain cannot be turned into a throttling key (thrown while the options are read,
+ * and by `domainKeyOfConfigured`). The message names the value and the forms allowed.
+ */
+export class InvalidDomainError extends ThrottlingError {
+    override name = 'InvalidDomainError' as const;
+    readonly code = 'ERR_THROTTLING_INVALID_DOMAIN' as const;
+
+    /** The configured value that was rejected, as given. */
+    readonly domain: unknown;
+
+    constructor(domain: unknown, reason: string) {
+        super(`Invalid throttling domain ${describeValue(domain)}: ${reason}`);
+        this.domain = domain;
+    }
+}
+
+/**
+ * A shared clock's store failed (Redis unreachable, timed out or a script error; a lock file held
+ * too long): the message says which call, key or path.
+ */
+export class SharedClockError extends ThrottlingError {
+    override name = 'SharedClockError' as const;
+    readonly code = 'ERR_THROTTLING_SHARED_CLOCK' as const;
+}
+
+/**
+ * A storage call (a domain queue's fetch, add or mark) did not settle within its time limit; what it
+ * held was given back, and the request is served again later.
+ */
+export class StorageCallTimeoutError extends ThrottlingError {
+    override name = 'StorageCallTimeoutError' as const;
+    readonly code = 'ERR_THROTTLING_STORAGE_TIMEOUT' as const;
+
+    constructor(what: string, timeoutMs: number) {
+        super(`${what} did not settle within ${timeoutMs} ms; what it held was given back`);
+    }
+}
+
+/** A value for an error message: a string quoted, anything else with its type, never throwing. */
+function describeValue(value: unknown): string {
+    if (typeof value === 'string') return JSON.stringify(value);
+    try {
+        return `(${typeof value}) ${String(value)}`;
+    } catch {
+        // Object.create(null) or a throwing toString: the error about the value must not become another error.
+        return `(${typeof value}) ${Object.prototype.toString.call(value)}`;
+    }
+}

@@ -27,7 +27,7 @@ export type {
 export { decideReservation, decideSettlement } from './shared-clock/shared-domain-clock';
 export { FileDomainClock } from './shared-clock/file-domain-clock';
 export type { FileDomainClockOptions } from './shared-clock/file-domain-clock';
-export { RedisDomainClock, SharedClockError } from './shared-clock/redis-domain-clock';
+export { RedisDomainClock } from './shared-clock/redis-domain-clock';
 export type { RedisDomainClockOptions, RedisClockClient } from './shared-clock/redis-clock-options';
 export type {
     RefusalPolicy,
@@ -41,7 +41,7 @@ export type {
 export type { RedisClockKeys } from './shared-clock/redis-keys';
 export { InMemoryDomainStateStore } from './pacing/domain-state-store';
 export type { ThrottleBy } from './routing/domain-key';
-export { normalizeHostname, domainKeyOfUrl, domainKeyOfConfigured, InvalidDomainError } from './routing/domain-key';
+export { normalizeHostname, domainKeyOfUrl, domainKeyOfConfigured } from './routing/domain-key';
 export { throttledQueueName, domainKeyFromQueueName, isThrottledQueueName } from './queues/queue-name';
 export {
     ThrottlingError,
@@ -53,6 +53,9 @@ export {
     CrawlDelayTooLongError,
     RobotsUnreachableError,
     RequestBlockedError,
+    InvalidDomainError,
+    SharedClockError,
+    StorageCallTimeoutError,
 } from './errors';
 export type { StalledDomain } from './errors';
 export { parseRetryAfter } from './response/retry-after';

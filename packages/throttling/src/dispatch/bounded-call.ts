@@ -1,10 +1,4 @@
-/** A storage call that did not settle within its time limit. */
-export class StorageCallTimeoutError extends Error {
-    constructor(what: string, timeoutMs: number) {
-        super(`${what} did not settle within ${timeoutMs} ms; what it held was given back`);
-        this.name = 'StorageCallTimeoutError';
-    }
-}
+import { StorageCallTimeoutError } from '../errors';
 
 /**
  * Waits for `call` at most `timeoutMs` (no limit when undefined). Past the limit it rejects with

@@ -2,6 +2,10 @@ import { isIP, isIPv4, isIPv6 } from 'node:net';
 
 import { getDomain } from 'tldts';
 
+import { InvalidDomainError } from '../errors';
+
+export { InvalidDomainError } from '../errors';
+
 /**
  * How requests are grouped for throttling.
  *
@@ -11,24 +15,6 @@ import { getDomain } from 'tldts';
  */
 export type ThrottleBy = 'hostname' | 'registrableDomain';
 
-/**
- * Thrown when a configured domain cannot be turned into a throttling key.
- *
- * It extends `TypeError` because the mistake is in the shape of a configuration value, not in the crawl.
- */
-export class InvalidDomainError extends TypeError {
-    override name = 'InvalidDomainError' as const;
-
-    readonly code = 'ERR_THROTTLING_INVALID_DOMAIN' as const;
-
-    /** The configured value that was rejected, as given. */
-    readonly domain: unknown;
-
-    constructor(domain: unknown, reason: string) {
-        super(`Invalid throttling domain ${describe(domain)}: ${reason}`);
-        this.domain = domain;
-    }
-}
 
 const ALLOWED_FORMS =
     'expected a hostname such as "example.com", "bücher.example", "127.0.0.1" or "[::1]" ' +

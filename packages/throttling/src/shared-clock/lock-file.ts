@@ -1,5 +1,6 @@
 import { closeSync, openSync, statSync, unlinkSync } from 'node:fs';
 
+import { SharedClockError } from '../errors';
 import type { Clock } from '../time/clock';
 
 /** What tells one lock file from another: a lock removed and created again is a different file. */
@@ -73,7 +74,7 @@ export class LockFile {
             if ('ino' in outcome) return outcome;
             const waited = Math.max(clock.now() - started, slept);
             if (waited >= timeoutMs) {
-                throw new Error(
+                throw new SharedClockError(
                     'unremovable' in outcome
                         ? `${label}: cannot remove stale lock ${outcome.unremovable}; gave up after ${timeoutMs} ms (remove it by hand)`
                         : `${label} (${path}) was held for more than ${timeoutMs} ms`,

@@ -1,6 +1,8 @@
 import { randomUUID } from 'node:crypto';
 
-import { ThrottlingError } from '../errors';
+import { SharedClockError } from '../errors';
+
+export { SharedClockError } from '../errors';
 import type { Clock } from '../time/clock';
 import type { SharedClocks, SharedDomainClock, SharedReservation } from './shared-domain-clock';
 import type { RedisClockClient, RedisDomainClockOptions } from './redis-clock-options';
@@ -27,12 +29,6 @@ import type {
     SlotLease,
     TallyCounts,
 } from './shared-limit-types';
-
-/** A call to Redis failed (unreachable, timed out, a script error): the message says which call and key. */
-export class SharedClockError extends ThrottlingError {
-    override name = 'SharedClockError' as const;
-    readonly code = 'ERR_THROTTLING_SHARED_CLOCK' as const;
-}
 
 /** How many granted reservations are remembered per clock so that `settle` can recognise its lease. */
 const MAX_REMEMBERED_LEASES = 10_000;

@@ -1,0 +1,70 @@
+import { CriticalError, NonRetryableError, RetryRequestError, SessionError } from '@crawlee/core';
+
+import * as api from 'crawlee-throttling';
+
+import { LockFile } from '../../packages/throttling/src/shared-clock/lock-file';
+
+// Every error a user can meet is exported, has a stable code, and extends either the package's base
+// class or the Crawlee error whose handling it needs (a critical stop, a free retry, no retry, a
+// session retired).
+const exportedErrors = Object.entries(api).filter(
+    ([name, value]) => typeof value === 'function' && name.endsWith('Error') && value.prototype instanceof Error,
+) as [string, new (...args: never[]) => Error][];
+
+const CRAWLEE_BASES = [CriticalError, RetryRequestError, NonRetryableError, SessionError];
+
+describe("the package's errors", () => {
+    test('the errors that reach users are all exported', () => {
+        const names = exportedErrors.map(([name]) => name);
+        for (const name of ['SharedClockError', 'StorageCallTimeoutError', 'InvalidDomainError', 'ThrottlingError'])
+            expect(names).toContain(name);
+    });
+
+    test.each(exportedErrors.filter(([name]) => name !== 'ThrottlingError'))(
+        '%s has a stable ERR_THROTTLING_ code and a base it is handled by',
+        (name, ErrorClass) => {
+            // Codes are fields set in the constructor: read one from a real instance.
+            const instance = construct(ErrorClass);
+            const error = instance;
+            expect(instance.name).toBe(name);
+            expect((instance as { code?: unknown }).code).toMatch(/^ERR_THROTTLING_[A-Z_]+$/);
+            const ownBase = error instanceof api.ThrottlingError;
+            const crawleeBase = CRAWLEE_BASES.some((Base) => error instanceof Base);
+            expect(ownBase || crawleeBase).toBe(true);
+        },
+    );
+
+    test("the file clock's lock held past its time limit fails with SharedClockError", () => {
+        const clock = new api.ManualClock(0);
+        const busy = Object.assign(new Error('exists'), { code: 'EEXIST' });
+        const lock = new LockFile({
+            timeoutMs: 5,
+            staleMs: 60_000,
+            clock,
+            fs: {
+                createExclusive: () => {
+                    throw busy;
+                },
+                // Fresh every time it is looked at: never stale, so never broken.
+                stat: () => ({ dev: 1, ino: 1, mtimeMs: clock.now() }),
+                unlink: () => undefined,
+            },
+        });
+        const attempt = () => lock.acquire('/tmp/clock.lock', 'the clock of a.com');
+        expect(attempt).toThrow(api.SharedClockError);
+        expect(attempt).toThrow(/the clock of a\.com \(\/tmp\/clock\.lock\) was held for more than 5 ms/);
+    });
+});
+
+/** An instance built with arguments of the shapes the constructors take. */
+function construct(ErrorClass: new (...args: never[]) => Error): Error {
+    const attempts: unknown[][] = [['reason'], [1, ['a.com']], ['a.com', 'reason'], [[], 'reason'], [{}]];
+    for (const args of attempts) {
+        try {
+            return new (ErrorClass as unknown as new (...a: unknown[]) => Error)(...args);
+        } catch {
+            // Try the next shape.
+        }
+    }
+    throw new Error(`cannot construct ${ErrorClass.name}`);
+}
