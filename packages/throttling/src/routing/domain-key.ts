@@ -15,7 +15,6 @@ export { InvalidDomainError } from '../errors';
  */
 export type ThrottleBy = 'hostname' | 'registrableDomain';
 
-
 const ALLOWED_FORMS =
     'expected a hostname such as "example.com", "bücher.example", "127.0.0.1" or "[::1]" ' +
     '(optionally with a port, which is ignored) or a full URL such as "https://example.com/"';
