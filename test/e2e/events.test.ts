@@ -106,7 +106,8 @@ describe('events (domainAdded, backoff, recovered, rateLearned, stalled)', () =>
     });
 
     test('a listener that throws is logged and ignored; off() removes a listener', async () => {
-        const throttler = new ThrottlingRequestManager({ domains: 'all' }, memoryConfig());
+        // Under 'perDomain' a domain is added when its first request is; 'shared' meets it when fetched.
+        const throttler = new ThrottlingRequestManager({ domains: 'all', queueLayout: 'perDomain' }, memoryConfig());
         let calls = 0;
         const listener = () => {
             calls += 1;

@@ -23,6 +23,9 @@ export interface CrawlEndDeps {
 export class CrawlEnd {
     // The last summary logged, so an idle poll after the end does not repeat it.
     private lastSummary?: string;
+    // Domains whose stall was announced and has not ended since: the crawler may ask `isFinished()`
+    // again while it stops (each call throws), and listeners hear of one stall once.
+    private announced = new Set<string>();
 
     constructor(private readonly deps: CrawlEndDeps) {}
 
@@ -37,11 +40,15 @@ export class CrawlEnd {
             await this.deps.persister.save();
             this.deps.persister.stop();
         }
-        if (readiness.kind === 'stalled') {
-            for (const d of readiness.domains) this.deps.events.emit('stalled', { ...d });
-            throw new PersistentRateLimitError(readiness.domains);
+        if (readiness.kind !== 'stalled') {
+            this.announced.clear();
+            return readiness.kind === 'finished';
         }
-        return readiness.kind === 'finished';
+        const stalledNow = new Set(readiness.domains.map((d) => d.domain));
+        for (const d of readiness.domains)
+            if (!this.announced.has(d.domain)) this.deps.events.emit('stalled', { ...d });
+        this.announced = stalledNow;
+        throw new PersistentRateLimitError(readiness.domains);
     }
 
     /** The end-of-crawl summary, once per finish, in the style of Crawlee's final statistics. */
