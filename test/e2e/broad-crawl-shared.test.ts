@@ -1,5 +1,5 @@
 /**
- * Issue #15: a broad crawl through `queueLayout: 'shared'`. A real HttpCrawler, attached, crawls
+ * A broad crawl through `queueLayout: 'shared'`. A real HttpCrawler, attached, crawls
  * 150 polite-web sites that each ask for a `Crawl-delay` in robots.txt and refuse anything faster
  * than their rate, with URLs given site after site (so each site's later pages arrive while its
  * robots.txt is read or its crawl delay runs, and wait in a small frontier window), and with

@@ -1,5 +1,5 @@
 /**
- * Issue #14, item 5: a default crawl that meets a dead host (a port refusing connections) ends
+ * A default crawl that meets a dead host (a port refusing connections) ends
  * promptly with that host's requests failed, while the live host is crawled as usual.
  */
 import { createServer } from 'node:http';
@@ -66,7 +66,7 @@ describe('error budget (maxConsecutiveErrors)', () => {
             const state = throttler.snapshot().find((s) => s.domain === 'localhost')!;
             expect(state.consecutiveErrors).toBeGreaterThanOrEqual(5);
             // Backoffs of 2, 4, 8 and 16 s come before the budget is spent; without it the crawl ran
-            // for minutes (issue #14: 6 dispatches in 120 s, nothing failed).
+            // for minutes (6 dispatches in 120 s, nothing failed).
             expect(tookMs).toBeLessThan(60_000);
         } finally {
             await new Promise<void>((resolve) => live.close(() => resolve()));

@@ -1,5 +1,5 @@
 /**
- * Issue #14, item 8: the typed events a throttler emits, seen from a real HttpCrawler against
+ * The typed events a throttler emits, seen from a real HttpCrawler against
  * polite-web: a new domain, a backoff with its reason and figures, the recovery, and a stall.
  */
 import { ProxyConfiguration } from '@crawlee/core';

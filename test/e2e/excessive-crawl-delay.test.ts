@@ -1,5 +1,5 @@
 /**
- * Issue #14, item 2: a robots.txt `Crawl-delay` above `maxCrawlDelaySecs`. With
+ * A robots.txt `Crawl-delay` above `maxCrawlDelaySecs`. With
  * `onExcessiveCrawlDelay: 'skip'` that site's requests fail promptly with `CrawlDelayTooLongError`;
  * the default `'cap'` paces it at the maximum.
  */

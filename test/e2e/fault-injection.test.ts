@@ -315,7 +315,7 @@ describe('fault injection: robots.txt and connections', () => {
 
     // Network errors back the host off (2 s, doubling, capped at 60 s) and spend normal retries. With
     // Crawlee's default 3 retries, 4 pages take 16 attempts, the last 11 at the 60 s cap: measured 663 s
-    // to end (issue #11). Without retries it is 4 attempts, 2 + 4 + 8 s apart; the point is that the
+    // to end. Without retries it is 4 attempts, 2 + 4 + 8 s apart; the point is that the
     // crawl ends, the failures name the network error and the other host is not held back.
     test('a host that resets every connection: its pages fail, the other host is crawled, the crawl ends', async () => {
         const resetAll: Handler = (req, res) => {

@@ -1,5 +1,5 @@
 /**
- * Issue #14, item 10: two crawls in a row of a polite-web site (3 req/s, bucket of 1, 429 with
+ * Two crawls in a row of a polite-web site (3 req/s, bucket of 1, 429 with
  * Retry-After), each a fresh process's storage on the same directory with `purgeOnStart`. The first
  * starts unpaced and learns the site's rate from its refusals; the second starts at the rate the
  * first learned. A third, with `rememberLearnedRates: false`, probes from scratch again.

@@ -1,5 +1,5 @@
 /**
- * Issue #14, item 1 (Nutch's `fetcher.queue.mode=byIP`): with `throttleBy: 'ip'`, hosts that resolve
+ * With `throttleBy: 'ip'`, hosts that resolve
  * to one address share a scope beside their own, so a per-address pace holds across them.
  *
  * polite-web serves two sites on one port, told apart by the Host header: `localhost` and

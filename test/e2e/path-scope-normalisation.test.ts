@@ -13,7 +13,7 @@ import { memoryConfig } from '../helpers/storage';
 
 const SCOPE_DELAY_MS = 400;
 
-describe('endpoint scopes hold every spelling of their path (issue #11, 2.g)', () => {
+describe('endpoint scopes hold every spelling of their path', () => {
     let server: TestServer;
 
     beforeAll(async () => {

@@ -41,7 +41,7 @@ const FIRST_HANDLED_WITHIN_MS = 15_000;
 const MAX_CONCURRENCY = 8;
 
 // Defaults throughout, adaptive pacing included: two of the hosts refuse every fifth page whatever the
-// pace, which used to ratchet the pace down restart after restart (issue #12).
+// pace, which used to ratchet the pace down restart after restart.
 
 let servers: TestServer[] = [];
 let work: string;

@@ -1,5 +1,5 @@
 /**
- * Issue #14, item 6 (Scrapy #2141): a request redirected to another domain counts against the
+ * A request redirected to another domain counts against the
  * domain that answered: its refusals back that domain off, its successes count there.
  */
 import { createServer } from 'node:http';

@@ -1,5 +1,5 @@
 /**
- * Issue #14, item 4: rate limits that don't come as a 429, in a real crawl against polite-web.
+ * Rate limits that don't come as a 429, in a real crawl against polite-web.
  * `refusalWhen` marks Shopify's 430 and a 200 "slow down" page as refusals (backoff, free retries),
  * and a 503 challenge page as blocked (Crawlee's session handling, no backoff).
  */

@@ -1,5 +1,5 @@
 /**
- * Issue #14, item 3: robots.txt answering 5xx or 429, or not at all, in a real crawl. The origin is
+ * A robots.txt answering 5xx or 429, or not at all, in a real crawl. The origin is
  * paused (its pages wait, spending no retry) and robots.txt is read again after growing waits; a
  * robots.txt that stays unreachable through `maxRobotsRetries` disallows the origin
  * (`RobotsUnreachableError`, RFC 9309 §2.3.1.4) instead of being crawled as if it had no rules.

@@ -1,5 +1,5 @@
 /**
- * Issue #14, item 9: per-domain statistics from `throttler.stats()`, and the summary logged when
+ * Per-domain statistics from `throttler.stats()`, and the summary logged when
  * the crawl ends, after a real HttpCrawler crawl of polite-web.
  */
 import { log as crawleeLog, ProxyConfiguration } from '@crawlee/core';

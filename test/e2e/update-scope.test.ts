@@ -1,5 +1,5 @@
 /**
- * Issue #14, item 7: `throttler.updateScope()` changes a scope's pace while the crawl runs,
+ * `throttler.updateScope()` changes a scope's pace while the crawl runs,
  * validated like the options, and the change survives a restart.
  */
 import { ProxyConfiguration } from '@crawlee/core';

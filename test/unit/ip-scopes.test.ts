@@ -1,5 +1,5 @@
 /**
- * Issue #14, item 1: `throttleBy: 'ip'`. Hosts that resolve to one address share the scope
+ * `throttleBy: 'ip'`. Hosts that resolve to one address share the scope
  * `ip:<address>` beside their own; DNS answers are cached for their TTL; a DNS failure leaves a host
  * paced by its own scope. Every resolver here is a fake, and time is a ManualClock.
  */

@@ -1,5 +1,5 @@
 /**
- * Issue #14, item 10: the rate adaptive pacing learned is kept per scope in a named key-value store
+ * The rate adaptive pacing learned is kept per scope in a named key-value store
  * that survives `purgeOnStart`, and the next crawl of that scope starts from it. Time is a
  * ManualClock; the site is a simulated token bucket answering 429 with Retry-After.
  */

@@ -50,7 +50,7 @@ describe('origin checks (robots.txt) per origin, re-read when stale', () => {
         await manager.addRequest({ url: 'https://b.example.com/1' });
         await manager.addRequest({ url: 'https://a.example.com/2' });
 
-        // robots.txt requests obey the key's concurrency (1 by default) like any other request (#11 2.f).
+        // robots.txt requests obey the key's concurrency (1 by default) like any other request.
         expect(gate.checked).toEqual(['https://a.example.com']);
         // Held while its origins are being checked.
         expect(await manager.fetchNextRequest()).toBeNull();

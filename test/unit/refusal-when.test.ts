@@ -1,5 +1,5 @@
 /**
- * Issue #14, item 4: `refusalWhen` says what a response is before the built-in rules do: a refusal
+ * `refusalWhen` says what a response is before the built-in rules do: a refusal
  * they would miss (Shopify's 430, a "slow down" page), or a block for Crawlee's session handling.
  */
 import { Readable } from 'node:stream';

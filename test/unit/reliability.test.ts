@@ -1,5 +1,5 @@
 /**
- * Issue #11, item 2: each defect a review confirmed, driven with the defaults a user has and a
+ * Each defect a review confirmed, driven with the defaults a user has and a
  * fault injected once. Every test here failed on the code before its fix.
  */
 import type { Configuration, IRequestManager, Request } from '@crawlee/core';
@@ -45,7 +45,7 @@ function failingOnce(method: 'markRequestHandled' | 'reclaimRequest' | 'fetchNex
 
 const snap = (manager: ThrottlingRequestManager, domain: string) => manager.snapshot().find((s) => s.domain === domain);
 
-describe('a queue call that throws once loses no slot (2.a)', () => {
+describe('a queue call that throws once loses no slot', () => {
     test.each(['markRequestHandled', 'reclaimRequest'] as const)(
         'with concurrency 1, %s throwing once still frees the slot, and the retry completes once',
         async (method) => {
@@ -76,7 +76,7 @@ describe('a queue call that throws once loses no slot (2.a)', () => {
     });
 });
 
-describe('a shared clock that fails does not strand the domain (2.b, onSharedClockError)', () => {
+describe('a shared clock that fails does not strand the domain (onSharedClockError)', () => {
     function flaky(failures: number, answerLater = false): SharedDomainClock & { calls: number } {
         const clock = {
             calls: 0,
@@ -155,7 +155,7 @@ describe('a shared clock that fails does not strand the domain (2.b, onSharedClo
     });
 });
 
-describe('restored clocks are capped (2.c)', () => {
+describe('restored clocks are capped', () => {
     test('a saved backoff 400 days ahead holds the domain no longer than maxDelaySecs', async () => {
         const config = memoryConfig();
         const { manager: first, clock } = setup({ maxDelaySecs: 60 }, config);
@@ -202,7 +202,7 @@ describe('restored clocks are capped (2.c)', () => {
     });
 });
 
-describe('what is saved comes back (2.i, 2.l)', () => {
+describe('what is saved comes back', () => {
     test('the rampup search survives a restart', async () => {
         const config = memoryConfig();
         const { manager: first, clock } = setup({ rampup: true }, config);
@@ -233,7 +233,7 @@ describe('what is saved comes back (2.i, 2.l)', () => {
     });
 });
 
-describe('bounded state (2.j, 2.k)', () => {
+describe('bounded state', () => {
     test('domains served unthrottled from inner get no pacing state', async () => {
         const { manager } = setup({ domains: 'all', queueLayout: 'perDomain', maxThrottledDomains: 1 });
         await manager.addRequest({ url: 'https://a.com/1' });

@@ -1,5 +1,5 @@
 /**
- * Issue #14, item 3: a robots.txt that answers 5xx or 429, or not at all. The origin is paused and
+ * A robots.txt that answers 5xx or 429, or not at all. The origin is paused and
  * read again a bounded number of times; then it is disallowed for a while (RFC 9309 §2.3.1.4), or
  * keeps the rules of an earlier good read (RFC 9309 §2.4).
  */

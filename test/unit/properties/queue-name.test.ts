@@ -143,7 +143,7 @@ describe('queue namespaces: properties', () => {
     });
 });
 
-describe('queue namespaces: regression (issue #11, 2.h), hostnames starting with `~`', () => {
+describe('queue namespaces: hostnames starting with `~`', () => {
     const plain = new QueueNamespace(DEFAULT_PERSIST_STATE_KEY);
     const custom = new QueueNamespace('crawler-b');
     const lookalike = `~${hash8('crawler-b')}~example.com`;

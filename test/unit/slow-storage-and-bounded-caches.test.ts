@@ -1,6 +1,5 @@
 /**
- * Issue #11, the "suspected" list: each suspicion checked with a manual clock. Where it was real,
- * the test failed on the code before its fix.
+ * Behaviours checked with a manual clock, each of which failed on the code before its fix.
  */
 import type { Configuration, IRequestManager } from '@crawlee/core';
 
