@@ -5,7 +5,7 @@ import { adaptiveTable, b7Intro, clockOf, machineCells, MACHINE_HEAD, pct } from
 import type { RedisProcessesResult } from './redis-processes';
 import { sharedClockCostTable } from './shared-clock-cost';
 
-/** Targets of issue #13: sharing holds the pace, and throughput grows with processes. */
+/** B7's targets: sharing holds the pace, and throughput grows with processes. */
 export const B7_TARGETS = { maxRefusedShare: 0.01, minGapShare: 0.95, speedup4over1: 3.2 } as const;
 
 const mark = (ok: boolean) => (ok ? '✅' : '❌');
