@@ -8,7 +8,8 @@
 import { serveWorker } from '@crawlee-throttling/crawler-processes';
 import { CheerioCrawler } from '@crawlee/cheerio';
 import { log, LogLevel, ProxyConfiguration } from '@crawlee/core';
-import { RedisDomainClock, ThrottlingRequestManager } from 'crawlee-throttling';
+import { ThrottlingRequestManager } from 'crawlee-throttling';
+import { RedisDomainClock } from 'crawlee-throttling/redis';
 import type { ThrottlingRequestManagerOptions } from 'crawlee-throttling';
 
 import { memoryConfig } from './storage';
