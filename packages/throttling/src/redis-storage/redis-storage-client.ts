@@ -34,6 +34,8 @@ export class RedisStorageClient implements storage.StorageClient {
     readonly connection: RedisStorageConnection;
     /** The prefix inside every key's hash tag. */
     readonly prefix: string;
+    /** Tells the throttler that other processes open queues here live (it looks for theirs before ending). */
+    readonly sharesQueuesAcrossProcesses = true;
     // Whether teardown() closes the connection (only one this client opened).
     private readonly ownsConnection: boolean;
     // Names to ids of each kind, shared by every process on the Redis.
