@@ -92,4 +92,31 @@ describeRedis('crawler processes on a shared frontier (RedisStorageClient)', () 
         const held = new Set(doomed.started);
         expect(twice.filter((url) => !held.has(url))).toEqual([]);
     }, 120_000);
+
+    it('resumes on two processes a crawl stopped on four', async () => {
+        const first = [1, 2, 3, 4].map((n) => start(`first-${n}`, roots()));
+        await whenHandledTogether(first, 12);
+        for (const w of first) w.child.kill('SIGKILL');
+        await Promise.all(first.map((w) => w.exited));
+        // The same code again, on fewer machines, with the same start URLs and prefix.
+        const second = [start('second-1', roots()), start('second-2', roots())];
+        for (const end of await Promise.all(second.map((w) => w.exited))) expect(end).toMatchObject({ code: 0 });
+        const counts = countUrls(...first.map((w) => w.handled), ...second.map((w) => w.handled));
+        expect([...counts.keys()].sort()).toEqual(allPages(web).sort());
+        // Handled twice only where a stopped process held the page.
+        const held = new Set(first.flatMap((w) => w.started));
+        expect([...counts].filter(([url, n]) => n > 1 && !held.has(url))).toEqual([]);
+        expect(second.every((w) => w.handled.length > 0)).toBe(true);
+    }, 150_000);
 });
+
+/** Resolves once `workers` have handled `count` pages between them. */
+function whenHandledTogether(workers: FrontierWorker[], count: number): Promise<void> {
+    return new Promise((resolve) => {
+        const timer = setInterval(() => {
+            if (workers.reduce((t, w) => t + w.handled.length, 0) < count) return;
+            clearInterval(timer);
+            resolve();
+        }, 20);
+    });
+}

@@ -15,6 +15,7 @@ describe('RedisStorageClient options', () => {
         expect(() => new RedisStorageClient({ timeoutMs: 0 })).toThrow(/`timeoutMs`: must be a number of ms > 0/);
         expect(() => new RedisStorageClient({ client: {} as never })).toThrow(/`client`: must be an ioredis/);
         expect(() => new RedisStorageClient({ urls: 'x' } as never)).toThrow(/unknown option\(s\) `urls`/);
+        expect(() => new RedisStorageClient({ lockLimit: 0 })).toThrow(/`lockLimit`: must be from 1 to 25/);
         const given = testRedis();
         expect(() => new RedisStorageClient({ url: REDIS_URL, client: given })).toThrow(/either `url` or `client`/);
         given.disconnect();
@@ -53,6 +54,17 @@ describeRedis('RedisStorageClient across processes', () => {
         await expect(a.prolongRequestLock(one.id, { lockSecs: 60 })).resolves.toHaveProperty('lockExpiresAt');
         await a.deleteRequestLock(one.id);
         await expect(b.listAndLockHead({ limit: 1, lockSecs: 60 })).resolves.toMatchObject({ items: [{ id: one.id }] });
+    });
+
+    it('locks at most lockLimit requests per call, so a small queue spreads over processes', async () => {
+        const storage = new RedisStorageClient({ url: REDIS_URL, prefix, lockLimit: 2 });
+        const { id } = await storage.requestQueues().getOrCreate('spread');
+        const a = storage.requestQueue(id, { clientKey: 'A' });
+        await a.batchAddRequests(['1', '2', '3'].map((n) => ({ url: `http://x.test/${n}`, uniqueKey: n })));
+        await expect(a.listAndLockHead({ limit: 25, lockSecs: 60 })).resolves.toMatchObject({ limit: 2 });
+        const b = await queue('spread', 'B');
+        expect((await b.listAndLockHead({ limit: 25, lockSecs: 60 })).items.map((i) => i.uniqueKey)).toEqual(['3']);
+        await storage.teardown();
     });
 
     it('keeps every key of one queue in one hash slot, under the prefix', async () => {

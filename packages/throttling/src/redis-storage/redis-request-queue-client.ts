@@ -31,6 +31,8 @@ export class RedisRequestQueueClient implements storage.RequestQueueClient {
         private readonly idOrName: string,
         // Whose locks this client takes and may prolong or delete: Crawlee's RequestQueue passes its own key.
         private readonly clientKey: string,
+        // Most requests one listAndLockHead locks, whatever the caller asks.
+        private readonly lockLimit = MAX_LOCK_LIMIT,
     ) {}
 
     async get(): Promise<storage.RequestQueueInfo | undefined> {
@@ -81,7 +83,8 @@ export class RedisRequestQueueClient implements storage.RequestQueueClient {
     }
 
     async listAndLockHead(options: storage.ListAndLockOptions): Promise<storage.ListAndLockHeadResult> {
-        const limit = checkLimit(options.limit ?? MAX_LOCK_LIMIT, 'listAndLockHead', MAX_LOCK_LIMIT);
+        const asked = checkLimit(options.limit ?? MAX_LOCK_LIMIT, 'listAndLockHead', MAX_LOCK_LIMIT);
+        const limit = Math.min(asked, this.lockLimit);
         const lockMs = lockMsOf(options.lockSecs, 'listAndLockHead');
         const [, hasLocked, ...jsons] = (await this.run(
             'listAndLockHead',

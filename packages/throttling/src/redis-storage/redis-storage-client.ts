@@ -38,6 +38,8 @@ export class RedisStorageClient implements storage.StorageClient {
     readonly sharesQueuesAcrossProcesses = true;
     // Whether teardown() closes the connection (only one this client opened).
     private readonly ownsConnection: boolean;
+    // Most requests one listAndLockHead locks (the lockLimit option).
+    private readonly lockLimit: number;
     // Names to ids of each kind, shared by every process on the Redis.
     private readonly registries: Record<StorageKind, StorageRegistry>;
 
@@ -46,6 +48,7 @@ export class RedisStorageClient implements storage.StorageClient {
         this.connection = resolved.connection;
         this.ownsConnection = resolved.ownsConnection;
         this.prefix = resolved.prefix;
+        this.lockLimit = resolved.lockLimit;
         for (const [name, lua] of Object.entries(REQUEST_QUEUE_SCRIPTS))
             this.connection.defineCommand(name, { numberOfKeys: REQUEST_QUEUE_SCRIPT_KEYS, lua });
         for (const [name, script] of Object.entries(REGISTRY_SCRIPTS)) this.connection.defineCommand(name, script);
@@ -60,7 +63,8 @@ export class RedisStorageClient implements storage.StorageClient {
     requestQueue(id: string, options: storage.RequestQueueOptions = {}): storage.RequestQueueClient {
         // Without a client key (a caller other than Crawlee's RequestQueue) each client locks for itself.
         const clientKey = options.clientKey ?? randomUUID();
-        return new RedisRequestQueueClient(this.connection, this.prefix, this.registries.rq, id, clientKey);
+        const { connection, prefix, registries, lockLimit } = this;
+        return new RedisRequestQueueClient(connection, prefix, registries.rq, id, clientKey, lockLimit);
     }
 
     keyValueStores(): storage.KeyValueStoreCollectionClient {

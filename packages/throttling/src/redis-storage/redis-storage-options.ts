@@ -31,6 +31,13 @@ export interface RedisStorageClientOptions {
      * @default 5000
      */
     timeoutMs?: number;
+    /**
+     * Most requests one `listAndLockHead` locks for its caller (Crawlee's queue asks for 25). Lower
+     * spreads a small queue over more processes, at one round trip per request fetched: with 25, the
+     * first process to fetch a 6-request queue holds all 6.
+     * @default 25
+     */
+    lockLimit?: number;
 }
 
 export const redisStorageOptionsSchema = z.strictObject({
@@ -50,6 +57,12 @@ export const redisStorageOptionsSchema = z.strictObject({
         .regex(/^[^{}]*[^{}:]:*$/, 'must contain something besides colons, and no { or } (they delimit the hash tag)')
         .optional(),
     timeoutMs: z.number().positive('must be a number of ms > 0').finite().optional(),
+    lockLimit: z
+        .number()
+        .int('must be a whole number')
+        .min(1, 'must be from 1 to 25')
+        .max(25, 'must be from 1 to 25')
+        .optional(),
 });
 
 /** The options after defaults, with the connection made. */
@@ -57,21 +70,23 @@ export interface ResolvedRedisStorageOptions {
     connection: RedisStorageConnection;
     ownsConnection: boolean;
     prefix: string;
+    lockLimit: number;
 }
 
 /** Checks the options (naming the bad one and what it allows) and opens the connection. */
 export function resolveRedisStorageOptions(options: RedisStorageClientOptions): ResolvedRedisStorageOptions {
     const parsed = redisStorageOptionsSchema.safeParse(options ?? {});
     if (!parsed.success) throw new ThrottlingOptionsError(formatOptionIssues('RedisStorageClient', parsed.error));
-    const { url, client, prefix: given = 'crawlee', timeoutMs = 5_000 } = parsed.data;
+    const { url, client, prefix: given = 'crawlee', timeoutMs = 5_000, lockLimit = 25 } = parsed.data;
     if (url !== undefined && client !== undefined)
         throw new ThrottlingOptionsError('Invalid RedisStorageClient options: give either `url` or `client`, not both');
     const prefix = given.replace(/:+$/, '');
-    if (client) return { connection: client, ownsConnection: false, prefix };
+    if (client) return { connection: client, ownsConnection: false, prefix, lockLimit };
     const { Redis: RedisClass } = loadIoredis();
     return {
         connection: new RedisClass(url ?? 'redis://127.0.0.1:6379', failFast(timeoutMs)),
         ownsConnection: true,
         prefix,
+        lockLimit,
     };
 }
