@@ -1,5 +1,6 @@
 import { execFileSync } from 'node:child_process';
-import { existsSync } from 'node:fs';
+import { cpSync, existsSync, mkdirSync, mkdtempSync, readdirSync, rmSync, symlinkSync } from 'node:fs';
+import { tmpdir } from 'node:os';
 import { join } from 'node:path';
 
 // The published package: built to dist/ (npm test builds first), usable from require and import.
@@ -38,5 +39,71 @@ describe('crawlee-throttling as published', () => {
             { encoding: 'utf8', env: { ...process.env, NODE_OPTIONS: '' } },
         );
         expect(out.trim()).toBe('function function');
+    });
+});
+
+describe('crawlee-throttling/redis as published', () => {
+    // A copy of the built package where ioredis cannot be found: Node resolves bare names from the
+    // package's own folder upwards, so a copy outside the repository sees no node_modules/ioredis.
+    function withoutIoredis(script: string): string {
+        const dir = mkdtempSync(join(tmpdir(), 'ct-no-ioredis-'));
+        try {
+            const copy = join(dir, 'node_modules', 'crawlee-throttling');
+            cpSync(join(pkg, 'dist'), join(copy, 'dist'), { recursive: true });
+            cpSync(join(pkg, 'package.json'), join(copy, 'package.json'));
+            // Its other dependencies resolve from the repository through NODE_PATH; ioredis is hidden there.
+            const modules = join(dir, 'deps');
+            mkdirSync(modules);
+            for (const name of readdirSync(join(pkg, '../../node_modules'))) {
+                if (name === 'ioredis' || name.startsWith('.')) continue;
+                symlinkSync(join(pkg, '../../node_modules', name), join(modules, name));
+            }
+            return execFileSync(process.execPath, ['-e', script], {
+                cwd: dir,
+                encoding: 'utf8',
+                env: { ...process.env, NODE_OPTIONS: '', NODE_PATH: modules },
+            });
+        } finally {
+            rmSync(dir, { recursive: true, force: true });
+        }
+    }
+
+    test('the main entry loads without ioredis; the Redis entry says what to install', () => {
+        const out = withoutIoredis(`
+            let hidden = false;
+            try { require.resolve('ioredis'); } catch { hidden = true; }
+            const main = require('crawlee-throttling');
+            const redis = require('crawlee-throttling/redis');
+            let message = '';
+            try { new redis.RedisStorageClient({ url: 'redis://127.0.0.1:1' }); } catch (e) { message = e.code + ' ' + e.message; }
+            console.log(JSON.stringify({ hidden, main: typeof main.ThrottlingRequestManager, message }));
+        `);
+        const { hidden, main, message } = JSON.parse(out.trim()) as Record<string, unknown>;
+        expect(hidden).toBe(true);
+        expect(main).toBe('function');
+        expect(message).toMatch(/ERR_THROTTLING_REDIS_DRIVER_MISSING .*npm install ioredis/);
+    });
+
+    test('exports RedisStorageClient and RedisDomainClock from require and import', () => {
+        const cjs = execFileSync(
+            process.execPath,
+            [
+                '-e',
+                `const r = require('crawlee-throttling/redis'); console.log(typeof r.RedisStorageClient, typeof r.RedisDomainClock)`,
+            ],
+            { encoding: 'utf8', cwd: pkg },
+        );
+        expect(cjs.trim()).toBe('function function');
+        const entry = join(pkg, 'dist/redis.mjs');
+        const esm = execFileSync(
+            process.execPath,
+            [
+                '--input-type=module',
+                '-e',
+                `import { RedisStorageClient } from ${JSON.stringify(entry)}; console.log(typeof RedisStorageClient)`,
+            ],
+            { encoding: 'utf8', env: { ...process.env, NODE_OPTIONS: '' } },
+        );
+        expect(esm.trim()).toBe('function');
     });
 });

@@ -2,7 +2,8 @@ import { mkdtempSync, rmSync } from 'node:fs';
 import { tmpdir } from 'node:os';
 import { join } from 'node:path';
 
-import { FileDomainClock, RedisDomainClock } from 'crawlee-throttling';
+import { FileDomainClock } from 'crawlee-throttling';
+import { RedisDomainClock } from 'crawlee-throttling/redis';
 import {
     countRedisCommands,
     measureSharedClockCost,

@@ -1,6 +1,6 @@
 import type { Redis } from 'ioredis';
 
-import { RedisDomainClock } from 'crawlee-throttling';
+import { RedisDomainClock } from 'crawlee-throttling/redis';
 import type { Clock } from 'crawlee-throttling';
 import { REDIS_URL, deletePrefix, testRedis, uniquePrefix } from './redis';
 

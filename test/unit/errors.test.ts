@@ -1,13 +1,14 @@
 import { CriticalError, NonRetryableError, RetryRequestError, SessionError } from '@crawlee/core';
 
 import * as api from 'crawlee-throttling';
+import * as redisApi from 'crawlee-throttling/redis';
 
 import { LockFile } from '../../packages/throttling/src/shared-clock/lock-file';
 
 // Every error a user can meet is exported, has a stable code, and extends either the package's base
 // class or the Crawlee error whose handling it needs (a critical stop, a free retry, no retry, a
 // session retired).
-const exportedErrors = Object.entries(api).filter(
+const exportedErrors = [...Object.entries(api), ...Object.entries(redisApi)].filter(
     ([name, value]) => typeof value === 'function' && name.endsWith('Error') && value.prototype instanceof Error,
 ) as [string, new (...args: never[]) => Error][];
 
@@ -16,7 +17,14 @@ const CRAWLEE_BASES = [CriticalError, RetryRequestError, NonRetryableError, Sess
 describe("the package's errors", () => {
     test('the errors that reach users are all exported', () => {
         const names = exportedErrors.map(([name]) => name);
-        for (const name of ['SharedClockError', 'StorageCallTimeoutError', 'InvalidDomainError', 'ThrottlingError'])
+        for (const name of [
+            'SharedClockError',
+            'StorageCallTimeoutError',
+            'InvalidDomainError',
+            'ThrottlingError',
+            'RedisStorageError',
+            'MissingRedisDriverError',
+        ])
             expect(names).toContain(name);
     });
 

@@ -1,4 +1,4 @@
-import { RedisDomainClock, SharedClockError } from 'crawlee-throttling';
+import { RedisDomainClock, SharedClockError } from 'crawlee-throttling/redis';
 import { CutProxy } from '../helpers/cut-proxy';
 import { REDIS_URL, RedisProxy, describeRedis, deletePrefix, testRedis, uniquePrefix } from '../helpers/redis';
 

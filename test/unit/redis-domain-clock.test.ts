@@ -1,4 +1,5 @@
-import { RedisDomainClock, ThrottlingOptionsError } from 'crawlee-throttling';
+import { ThrottlingOptionsError } from 'crawlee-throttling';
+import { RedisDomainClock } from 'crawlee-throttling/redis';
 import { clusterHashTag } from '../../packages/throttling/src/shared-clock/redis-keys';
 import { REDIS_URL, describeRedis } from '../helpers/redis';
 import { redisClockHosts } from '../helpers/redis-clock-hosts';

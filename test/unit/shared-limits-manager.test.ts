@@ -3,7 +3,8 @@ import { mkdtempSync, rmSync } from 'node:fs';
 import { tmpdir } from 'node:os';
 import { join } from 'node:path';
 
-import { FileDomainClock, ManualClock, RedisDomainClock, ThrottlingRequestManager } from 'crawlee-throttling';
+import { FileDomainClock, ManualClock, ThrottlingRequestManager } from 'crawlee-throttling';
+import { RedisDomainClock } from 'crawlee-throttling/redis';
 import type { SharedDomainClock, ThrottlingRequestManagerOptions } from 'crawlee-throttling';
 import { REDIS_URL, describeRedis } from '../helpers/redis';
 import { handoutTracker } from '../helpers/handout-tracker';

@@ -5,9 +5,10 @@ import { type BenchmarkOptions, SCENARIO_IDS, type ScenarioId } from './run-benc
 export const USAGE = `Usage: npm run bench -- [options]
 
 Runs the benchmarks (B1 unknown limits, B2 known limits, B3 overhead and scale, B4 dispatch
-promptness, B5 a seeded family of unknown sites, B6 soak, B7 crawler processes sharing Redis) and writes them as markdown tables.
-B7 runs only when asked for (--only B7): it spawns crawler processes and needs Redis (REDIS_URL,
-default redis://127.0.0.1:6379); without one its section says skipped.
+promptness, B5 a seeded family of unknown sites, B6 soak, B7 crawler processes sharing Redis, B8
+crawler processes sharing one frontier on Redis) and writes them as markdown tables.
+B7 and B8 run only when asked for (--only B7,B8): they spawn crawler processes and need Redis
+(REDIS_URL, default redis://127.0.0.1:6379); without one their section says skipped.
 
   --quick         tiny sizes, for a smoke run
   --broad         B3: add the row of 100,000 domains × 3 requests (whole B3 about 30 to 40 minutes)

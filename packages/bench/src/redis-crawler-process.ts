@@ -7,7 +7,8 @@
 import { serveWorker } from '@crawlee-throttling/crawler-processes';
 import { log, LogLevel, ProxyConfiguration } from '@crawlee/core';
 import { HttpCrawler } from '@crawlee/http';
-import { RedisDomainClock, ThrottlingRequestManager } from 'crawlee-throttling';
+import { ThrottlingRequestManager } from 'crawlee-throttling';
+import { RedisDomainClock } from 'crawlee-throttling/redis';
 
 import { memoryConfig } from './storage';
 

@@ -5,7 +5,8 @@ import { join } from 'node:path';
 
 import { redisAnswers } from '@crawlee-throttling/crawler-processes';
 import { type SiteOptions, startPoliteWeb } from '@crawlee-throttling/polite-web';
-import { FileDomainClock, RedisDomainClock } from 'crawlee-throttling';
+import { FileDomainClock } from 'crawlee-throttling';
+import { RedisDomainClock } from 'crawlee-throttling/redis';
 
 import { type FleetOptions, type FleetRun, runFleet } from './fleet-run';
 import { countRedisCommands, measureSharedClockCost, type SharedClockCost } from './shared-clock-cost';

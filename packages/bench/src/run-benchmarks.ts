@@ -7,6 +7,8 @@ import { b1Section, b2Section, b3Section, b4Section, header } from './markdown';
 import { type OverheadRow, runOverhead } from './overhead';
 import { type PromptnessRow, runPromptness } from './promptness';
 import { type RedisProcessesResult, runRedisProcesses } from './redis-processes';
+import { type FrontierResultSet, type FrontierSizes, runFrontierBench } from './frontier-bench';
+import { b8Section } from './frontier-markdown';
 import { b7Section } from './redis-processes-markdown';
 import { runSoak, type SoakResult, soakSizes } from './soak';
 import { b6Section } from './soak-markdown';
@@ -14,15 +16,15 @@ import { exposeGc } from './stats';
 import { MIX_CONTENDERS, type MixFamilySizes, type MixResult, runMixFamily } from './mix-family';
 import { b5Section } from './mix-family-markdown';
 
-export const SCENARIO_IDS = ['B1', 'B2', 'B3', 'B4', 'B5', 'B6', 'B7'] as const;
+export const SCENARIO_IDS = ['B1', 'B2', 'B3', 'B4', 'B5', 'B6', 'B7', 'B8'] as const;
 export type ScenarioId = (typeof SCENARIO_IDS)[number];
-/** Run without `only`. B7 spawns crawler processes and needs Redis: it runs when asked for (`--only B7`). */
-export const DEFAULT_SCENARIOS: readonly ScenarioId[] = SCENARIO_IDS.filter((id) => id !== 'B7');
+/** Run without `only`. B7 and B8 spawn crawler processes and need Redis: they run when asked for (`--only B7`). */
+export const DEFAULT_SCENARIOS: readonly ScenarioId[] = SCENARIO_IDS.filter((id) => id !== 'B7' && id !== 'B8');
 
 export interface BenchmarkOptions {
     /** Tiny sizes, for a smoke run. @default false */
     quick?: boolean;
-    /** Scenarios to run. @default all but B7 */
+    /** Scenarios to run. @default all but B7 and B8 */
     only?: readonly ScenarioId[];
     /** Markdown file to write; relative paths are resolved against the repo root. @default docs/benchmarks.md */
     out?: string;
@@ -45,6 +47,7 @@ export interface BenchmarkResults {
     b5?: MixResult[];
     b6?: SoakResult;
     b7?: RedisProcessesResult;
+    b8?: FrontierResultSet;
 }
 
 /**
@@ -127,6 +130,22 @@ export function benchmarkSizes(quick: boolean, broad = false) {
             startInMs: quick ? 2_500 : 5_000,
             timeoutMs: quick ? 60_000 : 300_000,
         },
+        b8: {
+            processCounts: quick ? [2] : [1, 2, 4],
+            // Slow pages (1 s) at 10 in flight per process: about 10 pages/s each, far below what a
+            // core can do, so the shared frontier and clock, not the CPU, decide how 4 compare to 1.
+            sites: quick ? 4 : 20,
+            pacedSites: quick ? 1 : 4,
+            pacedRate: 4,
+            pages: quick ? 6 : 30,
+            latencyMs: quick ? 200 : 1_000,
+            maxConcurrency: 10,
+            lockSecs: quick ? 5 : 20,
+            killProcesses: quick ? 2 : 4,
+            killAfterPages: quick ? 3 : 40,
+            memoryRequests: quick ? 2_000 : 100_000,
+            timeoutMs: quick ? 60_000 : 400_000,
+        } as FrontierSizes,
     };
 }
 
@@ -171,6 +190,11 @@ export async function runBenchmarks(options: BenchmarkOptions = {}): Promise<Ben
     if (only.includes('B7')) {
         results.b7 = await runRedisProcesses(sizes.b7, progress);
         sections.push(b7Section(results.b7, env));
+    }
+
+    if (only.includes('B8')) {
+        results.b8 = await runFrontierBench(sizes.b8, progress);
+        sections.push(b8Section(results.b8));
     }
 
     if (only.includes('B5')) {

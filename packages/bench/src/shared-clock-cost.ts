@@ -1,4 +1,5 @@
-import type { RedisDomainClock, SharedDomainClock } from 'crawlee-throttling';
+import type { SharedDomainClock } from 'crawlee-throttling';
+import type { RedisDomainClock } from 'crawlee-throttling/redis';
 
 /**
  * What one measured call is: a `reserve` alone, or what a dispatch of a key with a concurrency limit

@@ -13,9 +13,11 @@ second), then the same crawl without the throttler, prints a summary and writes 
   --out DIR       report directory (default demo-report, under the current directory)
   --no-baseline   skip the crawl without the throttler
   --quiet         no live table
-  --processes N   crawl with N crawler processes, each its share of the pages (needs --redis); the
-                  report marks which process sent each request
-  --redis         the processes share one RedisDomainClock; the baseline runs them each alone
+  --processes N   crawl with N crawler processes (needs --redis); the report marks which process
+                  crawled each page
+  --redis         the processes share one frontier (RedisStorageClient: each starts from every page,
+                  each page is crawled once) and one RedisDomainClock; the baseline runs them each
+                  alone on its share of the pages
   --redis-url URL where Redis listens (implies --redis; default REDIS_URL, else redis://127.0.0.1:6379)
   --help          this text`;
 

@@ -3,12 +3,15 @@
  * CheerioCrawler with the throttler and its own in-memory storage, reaching the polite web through
  * its proxy, sending its label as the `x-crawler-process` header (the polite web logs it), and
  * sharing its clocks, slots and quotas in Redis when given a Redis URL. Its work comes as JSON in
- * the DEMO_WORKER environment variable; it prints one line `RESULT {...}` when done.
+ * the DEMO_WORKER environment variable; it prints one line `RESULT {...}` when done. With Redis,
+ * every storage of the process (the throttler's queues included) is a RedisStorageClient on it:
+ * all processes crawl one frontier, each page once, by whichever process takes it first.
  */
 import { serveWorker } from '@crawlee-throttling/crawler-processes';
 import { CheerioCrawler } from '@crawlee/cheerio';
-import { log, LogLevel, ProxyConfiguration } from '@crawlee/core';
-import { RedisDomainClock, ThrottlingRequestManager } from 'crawlee-throttling';
+import { Configuration, log, LogLevel, ProxyConfiguration } from '@crawlee/core';
+import { ThrottlingRequestManager } from 'crawlee-throttling';
+import { RedisDomainClock, RedisStorageClient } from 'crawlee-throttling/redis';
 import type { ThrottlingRequestManagerOptions } from 'crawlee-throttling';
 
 import { memoryConfig } from './storage';
@@ -22,8 +25,8 @@ export interface WorkerTask {
     startAt: number;
     /** Sent as the x-crawler-process header. */
     label: string;
-    /** Share the clocks in this Redis; without it the process paces alone. */
-    redis?: { url: string; keyPrefix: string };
+    /** Share the clocks and the frontier in this Redis; without it the process paces alone on its own storage. */
+    redis?: { url: string; keyPrefix: string; storagePrefix: string };
     timeoutMs: number;
 }
 
@@ -37,8 +40,18 @@ export const WORKER_ENV = 'DEMO_WORKER';
 
 async function main(task: WorkerTask): Promise<WorkerResult> {
     log.setLevel(LogLevel.OFF);
-    const config = memoryConfig();
-    const clock = task.redis ? new RedisDomainClock(task.redis) : undefined;
+    const storage = task.redis
+        ? new RedisStorageClient({
+              url: task.redis.url,
+              prefix: task.redis.storagePrefix,
+              // A demo site has a handful of pages: one at a time, so every process gets some.
+              lockLimit: 1,
+          })
+        : undefined;
+    const config = storage ? new Configuration({ storageClient: storage, purgeOnStart: false }) : memoryConfig();
+    const clock = task.redis
+        ? new RedisDomainClock({ url: task.redis.url, keyPrefix: task.redis.keyPrefix })
+        : undefined;
     const throttler = new ThrottlingRequestManager(
         { ...task.throttlerOptions, ...(clock ? { sharedClock: clock } : {}) },
         config,
@@ -51,7 +64,7 @@ async function main(task: WorkerTask): Promise<WorkerResult> {
                 (_ctx, gotOptions) =>
                     void (gotOptions.headers = { ...gotOptions.headers, 'x-crawler-process': task.label }),
             ],
-            // Each process has its share of the pages already: links are not followed.
+            // Each process has its pages already (its share, or all of them on the shared frontier): links are not followed.
             async requestHandler() {},
             async failedRequestHandler() {},
         },
@@ -71,6 +84,7 @@ async function main(task: WorkerTask): Promise<WorkerResult> {
     } finally {
         clearTimeout(cap);
         await clock?.close();
+        await storage?.teardown();
     }
 }
 

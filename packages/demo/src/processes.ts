@@ -4,6 +4,7 @@ import { join } from 'node:path';
 import { runWorker } from '@crawlee-throttling/crawler-processes';
 import type { PoliteWeb } from '@crawlee-throttling/polite-web';
 import type { ThrottlingRequestManagerOptions } from 'crawlee-throttling';
+import { RedisStorageClient } from 'crawlee-throttling/redis';
 
 import type { CrawlRun, LiveView } from './crawl';
 import { countLog } from './crawl';
@@ -75,7 +76,14 @@ export interface ProcessesOptions {
 export async function runProcesses(kind: CrawlRun['kind'], o: ProcessesOptions): Promise<CrawlRun> {
     const { web } = o;
     web.reset();
-    const redis = o.redisUrl ? { url: o.redisUrl, keyPrefix: `demo:${randomBytes(6).toString('hex')}:` } : undefined;
+    const run = randomBytes(6).toString('hex');
+    const redis = o.redisUrl
+        ? { url: o.redisUrl, keyPrefix: `demo:${run}:`, storagePrefix: `demo-frontier:${run}` }
+        : undefined;
+    // On the shared frontier every process starts from every page: the frontier hands each out once.
+    const lists = redis
+        ? Array.from({ length: o.processes }, () => dealPages(web, o.sites, o.pages, 1)[0])
+        : dealPages(web, o.sites, o.pages, o.processes);
     const startedAt = Date.now() + START_IN_MS;
     const progress = o.onProgress
         ? setInterval(() => {
@@ -85,7 +93,7 @@ export async function runProcesses(kind: CrawlRun['kind'], o: ProcessesOptions):
     let results: WorkerResult[];
     try {
         results = await Promise.all(
-            dealPages(web, o.sites, o.pages, o.processes).map((urls, p) =>
+            lists.map((urls, p) =>
                 runDemoWorker({
                     urls,
                     proxyUrl: web.proxyUrl,
@@ -99,9 +107,20 @@ export async function runProcesses(kind: CrawlRun['kind'], o: ProcessesOptions):
         );
     } finally {
         if (progress) clearInterval(progress);
+        if (redis) await dropFrontier(redis.url, redis.storagePrefix);
     }
     o.onProgress?.(liveView(kind, web, startedAt, o.processes));
     return crawlRun(kind, o, results, startedAt, redis !== undefined);
+}
+
+/** Deletes the run's frontier from Redis once every process has ended. */
+async function dropFrontier(url: string, prefix: string): Promise<void> {
+    const storage = new RedisStorageClient({ url, prefix });
+    try {
+        await storage.dropAll();
+    } finally {
+        await storage.teardown();
+    }
 }
 
 /** The run as the summary and the report read it: the server's log, each entry with its process. */
@@ -115,8 +134,8 @@ function crawlRun(
     const { web } = o;
     return {
         kind,
-        label: `${o.processes} CheerioCrawler processes + ThrottlingRequestManager, ${shared ? 'sharing one RedisDomainClock' : 'each pacing alone'}`,
-        heading: `${o.processes} processes, ${shared ? 'one RedisDomainClock' : 'no shared clock'}`,
+        label: `${o.processes} CheerioCrawler processes + ThrottlingRequestManager, ${shared ? 'sharing one frontier (RedisStorageClient) and one RedisDomainClock' : 'each pacing alone'}`,
+        heading: `${o.processes} processes, ${shared ? 'one frontier and one RedisDomainClock' : 'no shared clock'}`,
         startedAt,
         durationMs: Date.now() - startedAt,
         entries: web.log.map((e) => ({
@@ -145,7 +164,7 @@ function liveView(kind: CrawlRun['kind'], web: PoliteWeb, startedAt: number, pro
     }
     return {
         kind,
-        title: `${processes} processes, ${kind === 'throttled' ? 'one RedisDomainClock' : 'no shared clock'}`,
+        title: `${processes} processes, ${kind === 'throttled' ? 'one frontier and one RedisDomainClock' : 'no shared clock'}`,
         elapsedMs: Date.now() - startedAt,
         ...countLog(web),
         byProcess,

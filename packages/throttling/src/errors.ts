@@ -229,6 +229,18 @@ export class StorageCallTimeoutError extends ThrottlingError {
     }
 }
 
+/** A storage call on Redis failed (`RedisStorageClient`): the message names the storage, the call and the reason. */
+export class RedisStorageError extends ThrottlingError {
+    override name = 'RedisStorageError' as const;
+    readonly code = 'ERR_THROTTLING_REDIS_STORAGE' as const;
+}
+
+/** `ioredis` is not installed: the Redis entry point needs it (an optional peer dependency). */
+export class MissingRedisDriverError extends ThrottlingError {
+    override name = 'MissingRedisDriverError' as const;
+    readonly code = 'ERR_THROTTLING_REDIS_DRIVER_MISSING' as const;
+}
+
 /** A value for an error message: a string quoted, anything else with its type, never throwing. */
 function describeValue(value: unknown): string {
     if (typeof value === 'string') return JSON.stringify(value);

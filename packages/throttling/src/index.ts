@@ -27,8 +27,7 @@ export type {
 export { decideReservation, decideSettlement } from './shared-clock/shared-domain-clock';
 export { FileDomainClock } from './shared-clock/file-domain-clock';
 export type { FileDomainClockOptions } from './shared-clock/file-domain-clock';
-export { RedisDomainClock } from './shared-clock/redis-domain-clock';
-export type { RedisDomainClockOptions, RedisClockClient } from './shared-clock/redis-clock-options';
+// RedisDomainClock and RedisStorageClient need ioredis: they live in `crawlee-throttling/redis`.
 export type {
     RefusalPolicy,
     SharedRefusal,
@@ -38,7 +37,6 @@ export type {
     SharedTally,
     TallyCounts,
 } from './shared-clock/shared-limit-types';
-export type { RedisClockKeys } from './shared-clock/redis-keys';
 export { InMemoryDomainStateStore } from './pacing/domain-state-store';
 export type { ThrottleBy } from './routing/domain-key';
 export { normalizeHostname, domainKeyOfUrl, domainKeyOfConfigured } from './routing/domain-key';

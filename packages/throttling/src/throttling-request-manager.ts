@@ -180,7 +180,11 @@ export class ThrottlingRequestManager implements IRequestManager, ThrottlerPort 
      * @throws PersistentRateLimitError when a domain has refused everything for `maxDomainStallSecs`.
      */
     async isFinished(): Promise<boolean> {
-        return this.parts.end.settle(await this.checkReadiness());
+        let readiness = await this.checkReadiness();
+        // On storage shared by several processes, domain queues others opened meanwhile count too.
+        if (readiness.kind === 'finished' && (await this.parts.persister.adoptSharedQueues()) > 0)
+            readiness = await this.checkReadiness();
+        return this.parts.end.settle(readiness);
     }
 
     /** @inheritdoc */

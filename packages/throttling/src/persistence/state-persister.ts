@@ -8,6 +8,7 @@ import type { DomainQueue } from '../queues/domain-queue';
 import type { DomainRegistry } from '../queues/domain-registry';
 import { dropQueue } from '../queues/domain-registry';
 import { listStoredQueueNames } from '../queues/stored-queues';
+import { adoptSharedQueues } from '../queues/shared-queue-discovery';
 import type { Clock } from '../time/clock';
 import type { LearnedRates } from './learned-rates';
 import type { PersistedThrottlingState } from './persisted-state';
@@ -98,6 +99,14 @@ export class StatePersister {
     /** Saves in the background; a failure is logged, never thrown. */
     saveSoon(): void {
         void this.save().catch((error) => this.deps.warn(`Saving throttling state failed: ${String(error)}`));
+    }
+
+    /**
+     * On storage shared live by several processes: reopens the domain queues others opened since
+     * this process started, so it serves them too; answers how many (see shared-queue-discovery).
+     */
+    adoptSharedQueues(): Promise<number> {
+        return adoptSharedQueues(this.deps.registry, this.deps.config, (key) => this.reopen(key));
     }
 
     /** Stops listening to Crawlee's `persistState` (the crawl ended). */

@@ -1,9 +1,9 @@
-import { Redis } from 'ioredis';
-import type { Cluster, RedisOptions } from 'ioredis';
+import type { Cluster, Redis, RedisOptions } from 'ioredis';
 
 import type { Clock } from '../time/clock';
 import { systemClock } from '../time/clock';
 import { ThrottlingOptionsError } from '../errors';
+import { loadIoredis } from '../redis-storage/load-ioredis';
 
 /** An ioredis connection: a single server (`Redis`) or a `Cluster`. */
 export type RedisClockClient = Redis | Cluster;
@@ -80,7 +80,7 @@ export function resolveRedisClockOptions(options: RedisDomainClockOptions): Reso
         fail(`timeoutMs must be a number of ms > 0, got ${String(timeoutMs)}`);
     if (typeof clock?.now !== 'function') fail('clock must have a now() method');
     return {
-        client: client ?? new Redis(url ?? DEFAULT_URL, failFast(timeoutMs)),
+        client: client ?? new (loadIoredis().Redis)(url ?? DEFAULT_URL, failFast(timeoutMs)),
         ownsClient: client === undefined,
         keyPrefix,
         idleTtlMs: Math.round(idleTtlMs),

@@ -1,0 +1,108 @@
+/**
+ * One crawler process of B8, spawned by frontier-fleet.ts: an HttpCrawler with the throttler,
+ * following every link of the pages it handles. With `redis` its every storage is a
+ * RedisStorageClient and its clocks a RedisDomainClock on that Redis, so all processes of a run
+ * share one frontier and one clock; without it, it keeps its own in-memory storage (the baseline).
+ * Its task comes as JSON in B8_WORKER. It prints `STARTED <url>` and `HANDLED <url>` per page as it
+ * goes (so a process killed mid-crawl has told what it held) and `RESULT {...}` at the end.
+ */
+import { Configuration, log, LogLevel, ProxyConfiguration } from '@crawlee/core';
+import { HttpCrawler } from '@crawlee/http';
+import { ThrottlingRequestManager } from 'crawlee-throttling';
+import { RedisDomainClock, RedisStorageClient } from 'crawlee-throttling/redis';
+
+import { memoryConfig } from './storage';
+
+export interface FrontierTask {
+    urls: string[];
+    proxyUrl: string;
+    /** Paced sites and the interval the throttler is told for them (known paces); the rest are free. */
+    pacedHosts: string[];
+    pacedDelaySecs: number;
+    pacedConcurrency: number;
+    maxConcurrency: number;
+    sites: number;
+    /** How long a fetched request stays locked to this process, s. */
+    lockSecs: number;
+    label: string;
+    redis?: { url: string; prefix: string };
+}
+
+export interface FrontierResult {
+    handled: number;
+    failed: number;
+    /** CPU time (user + system) of the crawl, ms. */
+    cpuMs: number;
+}
+
+export const FRONTIER_WORKER_ENV = 'B8_WORKER';
+
+const HREF = /href="([^"]+)"/g;
+
+async function main(task: FrontierTask): Promise<FrontierResult> {
+    log.setLevel(LogLevel.ERROR);
+    const storageClient = task.redis ? new RedisStorageClient(task.redis) : undefined;
+    const config = storageClient ? new Configuration({ storageClient, purgeOnStart: false }) : memoryConfig();
+    const clock = task.redis
+        ? new RedisDomainClock({ url: task.redis.url, keyPrefix: `${task.redis.prefix}:clock:` })
+        : undefined;
+    const throttler = new ThrottlingRequestManager(
+        {
+            domains: 'all',
+            delaySecs: 0,
+            // Slow pages: a site takes several at once (slots shared across processes by the clock).
+            concurrency: task.maxConcurrency,
+            respectCrawlDelay: false,
+            maxThrottledDomains: Math.max(100, task.sites),
+            scopes: Object.fromEntries(
+                task.pacedHosts.map((h) => [
+                    h,
+                    // Enough slots to reach the pace with slow answers (each takes latency / interval).
+                    { delaySecs: task.pacedDelaySecs, concurrency: task.pacedConcurrency },
+                ]),
+            ),
+            ...(clock ? { sharedClock: clock } : {}),
+        },
+        config,
+    );
+    let handled = 0;
+    const crawler = new HttpCrawler(
+        {
+            requestQueue: throttler.asRequestQueue(),
+            proxyConfiguration: new ProxyConfiguration({ proxyUrls: [task.proxyUrl] }),
+            maxConcurrency: task.maxConcurrency,
+            // Every process at maxConcurrency throughout: the machine's CPU, shared with other work, must not set it.
+            minConcurrency: task.maxConcurrency,
+            preNavigationHooks: [
+                (_ctx, gotOptions) =>
+                    void (gotOptions.headers = { ...gotOptions.headers, 'x-crawler-process': task.label }),
+            ],
+            requestHandler: async ({ request, body, addRequests }) => {
+                process.stdout.write(`STARTED ${request.url}\n`);
+                const links = [...String(body).matchAll(HREF)].map((m) => new URL(m[1], request.loadedUrl).href);
+                await addRequests(links);
+                handled += 1;
+                process.stdout.write(`HANDLED ${request.url}\n`);
+            },
+        },
+        config,
+    );
+    throttler.attach(crawler);
+    crawler.requestQueue!.requestLockSecs = task.lockSecs;
+    const cpuAtStart = process.cpuUsage();
+    const stats = await crawler.run(task.urls);
+    const cpu = process.cpuUsage(cpuAtStart);
+    await clock?.close();
+    await storageClient?.teardown();
+    return { handled, failed: stats.requestsFailed, cpuMs: Math.round((cpu.user + cpu.system) / 1000) };
+}
+
+if (require.main === module) {
+    main(JSON.parse(process.env[FRONTIER_WORKER_ENV] ?? '{}') as FrontierTask).then(
+        (result) => process.stdout.write(`RESULT ${JSON.stringify(result)}\n`),
+        (error: unknown) => {
+            process.stderr.write(`${error instanceof Error ? (error.stack ?? error.message) : String(error)}\n`);
+            process.exitCode = 1;
+        },
+    );
+}

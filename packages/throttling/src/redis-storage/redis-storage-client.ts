@@ -1,0 +1,110 @@
+import { randomUUID } from 'node:crypto';
+
+import type * as storage from '@crawlee/types';
+
+import {
+    RedisDatasetCollectionClient,
+    RedisKeyValueStoreCollectionClient,
+    RedisRequestQueueCollectionClient,
+} from './redis-collections';
+import { RedisDatasetClient } from './redis-dataset-client';
+import { RedisKeyValueStoreClient } from './redis-key-value-store-client';
+import { RedisRequestQueueClient } from './redis-request-queue-client';
+import type { RedisStorageClientOptions, RedisStorageConnection } from './redis-storage-options';
+import { resolveRedisStorageOptions } from './redis-storage-options';
+import { REQUEST_QUEUE_SCRIPTS, REQUEST_QUEUE_SCRIPT_KEYS } from './request-queue-scripts';
+import type { StorageKind } from './storage-keys';
+import { REGISTRY_SCRIPTS, StorageRegistry } from './storage-registry';
+
+/**
+ * Crawlee's `StorageClient` on Redis: every request queue, key-value store and dataset of a crawl
+ * lives in one Redis, so crawler processes on many machines share one frontier (and, through the
+ * throttler's stores, its persisted domains and learned rates).
+ *
+ * ```ts
+ * Configuration.getGlobalConfig().useStorageClient(new RedisStorageClient({ url: 'redis://host:6379' }));
+ * ```
+ *
+ * Storages open by name across processes: two processes opening `throttled-example.com` get the
+ * same queue. Nothing is purged on start (Crawlee's `purgeOnStart` would empty the queue other
+ * processes are filling): start a fresh crawl under a new `prefix`, or call {@link dropAll}.
+ */
+export class RedisStorageClient implements storage.StorageClient {
+    /** The ioredis connection (the one given, or the one this client opened). */
+    readonly connection: RedisStorageConnection;
+    /** The prefix inside every key's hash tag. */
+    readonly prefix: string;
+    /** Tells the throttler that other processes open queues here live (it looks for theirs before ending). */
+    readonly sharesQueuesAcrossProcesses = true;
+    // Whether teardown() closes the connection (only one this client opened).
+    private readonly ownsConnection: boolean;
+    // Most requests one listAndLockHead locks (the lockLimit option).
+    private readonly lockLimit: number;
+    // Names to ids of each kind, shared by every process on the Redis.
+    private readonly registries: Record<StorageKind, StorageRegistry>;
+
+    constructor(options: RedisStorageClientOptions = {}) {
+        const resolved = resolveRedisStorageOptions(options);
+        this.connection = resolved.connection;
+        this.ownsConnection = resolved.ownsConnection;
+        this.prefix = resolved.prefix;
+        this.lockLimit = resolved.lockLimit;
+        for (const [name, lua] of Object.entries(REQUEST_QUEUE_SCRIPTS))
+            this.connection.defineCommand(name, { numberOfKeys: REQUEST_QUEUE_SCRIPT_KEYS, lua });
+        for (const [name, script] of Object.entries(REGISTRY_SCRIPTS)) this.connection.defineCommand(name, script);
+        const registry = (kind: StorageKind) => new StorageRegistry(this.connection, this.prefix, kind);
+        this.registries = { rq: registry('rq'), kvs: registry('kvs'), ds: registry('ds') };
+    }
+
+    requestQueues(): storage.RequestQueueCollectionClient {
+        return new RedisRequestQueueCollectionClient(this.parts('rq'));
+    }
+
+    requestQueue(id: string, options: storage.RequestQueueOptions = {}): storage.RequestQueueClient {
+        // Without a client key (a caller other than Crawlee's RequestQueue) each client locks for itself.
+        const clientKey = options.clientKey ?? randomUUID();
+        const { connection, prefix, registries, lockLimit } = this;
+        return new RedisRequestQueueClient(connection, prefix, registries.rq, id, clientKey, lockLimit);
+    }
+
+    keyValueStores(): storage.KeyValueStoreCollectionClient {
+        return new RedisKeyValueStoreCollectionClient(this.parts('kvs'));
+    }
+
+    keyValueStore(id: string): storage.KeyValueStoreClient {
+        return new RedisKeyValueStoreClient(this.connection, this.prefix, this.registries.kvs, id);
+    }
+
+    datasets(): storage.DatasetCollectionClient {
+        return new RedisDatasetCollectionClient(this.parts('ds'));
+    }
+
+    dataset(id: string): storage.DatasetClient {
+        return new RedisDatasetClient(this.connection, this.prefix, this.registries.ds, id);
+    }
+
+    /** Closes the connection this client opened (a given one is left open). */
+    async teardown(): Promise<void> {
+        if (this.ownsConnection && this.connection.status !== 'end')
+            await this.connection.quit().catch(() => undefined);
+    }
+
+    /**
+     * Deletes every storage under this prefix, on every machine's behalf: for tests and for starting
+     * a crawl afresh. Not called by Crawlee.
+     */
+    async dropAll(): Promise<void> {
+        for (const node of 'nodes' in this.connection ? this.connection.nodes('master') : [this.connection]) {
+            let cursor = '0';
+            do {
+                const [next, keys] = await node.scan(cursor, 'MATCH', `{${this.prefix}:*`, 'COUNT', 500);
+                for (const key of keys) await node.unlink(key);
+                cursor = next;
+            } while (cursor !== '0');
+        }
+    }
+
+    private parts(kind: StorageKind) {
+        return { redis: this.connection, prefix: this.prefix, registry: this.registries[kind] };
+    }
+}

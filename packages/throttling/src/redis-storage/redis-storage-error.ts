@@ -1,0 +1,19 @@
+import { RedisStorageError } from '../errors';
+
+export { RedisStorageError } from '../errors';
+
+/** What each error a script answers means, for the message. */
+const REASONS: Record<string, string> = {
+    ERR_QUEUE_NOT_FOUND: 'the request queue does not exist (it was deleted, or never created)',
+    ERR_REQUEST_NOT_FOUND: 'no request with this id is in the queue',
+    ERR_REQUEST_HANDLED: 'the request was already handled',
+    ERR_REQUEST_NOT_LOCKED: 'the request is not locked',
+    ERR_LOCKED_BY_ANOTHER_CLIENT: 'another client holds the lock on this request',
+};
+
+/** Rewrites a script's error reply (or a connection error) as a RedisStorageError naming `what`. */
+export function storageError(what: string, error: unknown): RedisStorageError {
+    const message = error instanceof Error ? error.message : String(error);
+    const code = Object.keys(REASONS).find((c) => message.includes(c));
+    return new RedisStorageError(`${what}: ${code ? REASONS[code] : message}`, { cause: error });
+}

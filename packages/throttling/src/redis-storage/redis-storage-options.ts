@@ -1,0 +1,92 @@
+import type { Cluster, Redis } from 'ioredis';
+import { z } from 'zod';
+
+import { ThrottlingOptionsError } from '../errors';
+import { formatOptionIssues } from '../options/options-schema';
+import { failFast } from '../shared-clock/redis-clock-options';
+import { loadIoredis } from './load-ioredis';
+
+/** An ioredis connection: one server (`Redis`) or a `Cluster`. */
+export type RedisStorageConnection = Redis | Cluster;
+
+/** Options of {@link RedisStorageClient}: give `url` or `client`, not both. */
+export interface RedisStorageClientOptions {
+    /**
+     * Where Redis listens (`redis://[user:password@]host:port[/db]`, `rediss://` for TLS). The
+     * client opens its own connection and closes it on `teardown()`.
+     * @default 'redis://127.0.0.1:6379'
+     */
+    url?: string;
+    /** An ioredis `Redis` or `Cluster` connection to use instead; `teardown()` leaves it open. */
+    client?: RedisStorageConnection;
+    /**
+     * Put at the front of every key, inside the hash tag: crawls (or tests) with different
+     * prefixes share one Redis without seeing each other's storages. No `{` or `}`; colons at the
+     * end are dropped (keys are `{<prefix>:<kind>:<id>}:<part>`).
+     * @default 'crawlee'
+     */
+    prefix?: string;
+    /**
+     * With `url`: how long a call may wait on Redis (connecting, or the answer) before it fails.
+     * @default 5000
+     */
+    timeoutMs?: number;
+    /**
+     * Most requests one `listAndLockHead` locks for its caller (Crawlee's queue asks for 25). Lower
+     * spreads a small queue over more processes, at one round trip per request fetched: with 25, the
+     * first process to fetch a 6-request queue holds all 6.
+     * @default 25
+     */
+    lockLimit?: number;
+}
+
+export const redisStorageOptionsSchema = z.strictObject({
+    url: z
+        .string()
+        .regex(/^rediss?:\/\/./, 'must be a redis:// or rediss:// URL')
+        .optional(),
+    client: z
+        .custom<RedisStorageConnection>(
+            (value) => typeof (value as { defineCommand?: unknown } | null)?.defineCommand === 'function',
+            'must be an ioredis Redis or Cluster connection (it has no defineCommand)',
+        )
+        .optional(),
+    prefix: z
+        .string()
+        .min(1, 'must not be empty')
+        .regex(/^[^{}]*[^{}:]:*$/, 'must contain something besides colons, and no { or } (they delimit the hash tag)')
+        .optional(),
+    timeoutMs: z.number().positive('must be a number of ms > 0').finite().optional(),
+    lockLimit: z
+        .number()
+        .int('must be a whole number')
+        .min(1, 'must be from 1 to 25')
+        .max(25, 'must be from 1 to 25')
+        .optional(),
+});
+
+/** The options after defaults, with the connection made. */
+export interface ResolvedRedisStorageOptions {
+    connection: RedisStorageConnection;
+    ownsConnection: boolean;
+    prefix: string;
+    lockLimit: number;
+}
+
+/** Checks the options (naming the bad one and what it allows) and opens the connection. */
+export function resolveRedisStorageOptions(options: RedisStorageClientOptions): ResolvedRedisStorageOptions {
+    const parsed = redisStorageOptionsSchema.safeParse(options ?? {});
+    if (!parsed.success) throw new ThrottlingOptionsError(formatOptionIssues('RedisStorageClient', parsed.error));
+    const { url, client, prefix: given = 'crawlee', timeoutMs = 5_000, lockLimit = 25 } = parsed.data;
+    if (url !== undefined && client !== undefined)
+        throw new ThrottlingOptionsError('Invalid RedisStorageClient options: give either `url` or `client`, not both');
+    const prefix = given.replace(/:+$/, '');
+    if (client) return { connection: client, ownsConnection: false, prefix, lockLimit };
+    const { Redis: RedisClass } = loadIoredis();
+    return {
+        connection: new RedisClass(url ?? 'redis://127.0.0.1:6379', failFast(timeoutMs)),
+        ownsConnection: true,
+        prefix,
+        lockLimit,
+    };
+}
