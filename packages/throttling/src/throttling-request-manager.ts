@@ -21,7 +21,8 @@ import type { ThrottlingEvents, ThrottlingListener } from './integration/throttl
 import type { ResolvedThrottlingOptions, ThrottlingRequestManagerOptions } from './options/options';
 import { resolveThrottlingOptions } from './options/resolve-options';
 import type { ResolvedPolicy, ScopeSettings } from './options/policy';
-import type { PacingSignal } from './pacing/pacing-signal';
+import type { PacingSignal, UrlLessPacingSignal } from './integration/scoped-signal';
+import { ScopedSignals } from './integration/scoped-signal';
 import type { DomainSnapshot, Readiness } from './readiness/readiness';
 import type { DomainStatistics } from './readiness/statistics';
 import type { NavigationContext } from './response/response-interpreter';
@@ -50,10 +51,14 @@ export class ThrottlingRequestManager implements IRequestManager, ThrottlerPort 
     // Some integration listens to responses (attach() or handleResponse()).
     private integrated = false;
     private readonly log = crawleeLog.child({ prefix: 'ThrottlingRequestManager' });
+    // Applies pacing signals, with or without a scope.
+    private readonly signals: ScopedSignals;
 
     constructor(options: ThrottlingRequestManagerOptions, config?: Configuration) {
         this.options = resolveThrottlingOptions(options);
         this.parts = assemble(this.options, config, this.log);
+        const { router, recorder, registry } = this.parts;
+        this.signals = new ScopedSignals({ options: this.options, router, recorder, paces: (k) => registry.paces(k) });
     }
 
     // ---- crawler-facing properties -------------------------------------------------------------
@@ -223,11 +228,17 @@ export class ThrottlingRequestManager implements IRequestManager, ThrottlerPort 
     }
 
     /**
-     * Tells the manager what a response said about pacing. Returns whether the signal's domain is
-     * paced by this manager (false: the signal was ignored, e.g. a 429 from an unthrottled domain).
+     * Tells the manager what a response said about pacing. Returns whether some domain paced here took
+     * it (false: the signal was ignored, e.g. a 429 from an unthrottled domain, or a floor for every
+     * domain when none is throttled). Takes this package's shape (`url` inside the signal) or Crawlee
+     * v4's (`recordPacingSignal(url, signal)`). A `scope` this manager cannot honour throws.
      */
-    recordPacingSignal(signal: PacingSignal): boolean {
-        return this.parts.recorder.record(signal);
+    recordPacingSignal(signal: PacingSignal): boolean;
+    recordPacingSignal(url: string, signal: UrlLessPacingSignal): boolean;
+    recordPacingSignal(signalOrUrl: PacingSignal | string, v4Signal?: UrlLessPacingSignal): boolean {
+        if (typeof signalOrUrl !== 'string') return this.signals.record(signalOrUrl);
+        if (!v4Signal) throw new TypeError('recordPacingSignal(url, signal): the signal is missing');
+        return this.signals.record({ ...v4Signal, url: signalOrUrl } as PacingSignal);
     }
 
     /**
@@ -313,6 +324,11 @@ export class ThrottlingRequestManager implements IRequestManager, ThrottlerPort 
     async checkReadiness(): Promise<Readiness> {
         await this.ensureInitialized();
         return this.parts.probe.check();
+    }
+
+    /** Crawlee v4's name for {@link checkReadiness}: the same answer (`status`: ready, waiting, stalled, finished). */
+    async readiness(): Promise<Readiness> {
+        return this.checkReadiness();
     }
 
     /** @internal Earliest time a waiting domain with work becomes ready (undefined when none waits). */

@@ -31,17 +31,17 @@ export class CrawlEnd {
      * @throws PersistentRateLimitError when `readiness` says a domain stalled.
      */
     async settle(readiness: Readiness): Promise<boolean> {
-        if (readiness.kind === 'stalled' || readiness.kind === 'finished') {
+        if (readiness.status === 'stalled' || readiness.status === 'finished') {
             this.logSummary();
             this.deps.wake.clear();
             await this.deps.persister.save();
             this.deps.persister.stop();
         }
-        if (readiness.kind === 'stalled') {
+        if (readiness.status === 'stalled') {
             for (const d of readiness.domains) this.deps.events.emit('stalled', { ...d });
             throw new PersistentRateLimitError(readiness.domains);
         }
-        return readiness.kind === 'finished';
+        return readiness.status === 'finished';
     }
 
     /** The end-of-crawl summary, once per finish, in the style of Crawlee's final statistics. */
