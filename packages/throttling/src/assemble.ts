@@ -84,6 +84,8 @@ export interface Collaborators {
     frontier?: SharedFrontier;
     /** Whether `inner` has work a fetch could take now (not while the frontier window is full). */
     innerServable(): Promise<boolean>;
+    /** A key's clocks changed outside a signal: reschedule its queue and publish them. */
+    clocksChanged(key: string): void;
 }
 
 /**
@@ -367,7 +369,7 @@ function buildSignals(core: Core, flow: ReturnType<typeof buildFlow>) {
         tidy: (at) => frontier?.tidy(at),
         idle: () => wake.schedule(),
     });
-    return { recorder, responses, completions, probe };
+    return { recorder, responses, completions, probe, clocksChanged: changed };
 }
 
 /** What the manager answers about the whole crawl: fetch order, counts, reports, its end and a purge. */

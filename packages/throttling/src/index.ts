@@ -78,7 +78,7 @@ export type { RateLimitInfo, RateLimitSource } from './response/rate-limit-heade
 export { RobotsCrawlDelayCache, fetchRobotsTxtWithGotScraping } from './robots/robots-crawl-delay';
 export type { RobotsFetcher, RobotsFetchResult, RobotsVerdict, RobotsReadFailure } from './robots/robots-crawl-delay';
 export type { ResponseLike, ResponseInfo } from './response/response-info';
-export { ThrottledRetriesExhaustedError } from './errors';
+export { ThrottledRetriesExhaustedError, CrawleeShapeError } from './errors';
 export type { ScopeSettings, ResolvedPolicy } from './options/policy';
 export { seededRandom, DEFAULT_BACKOFF_STATUS_CODES } from './options/policy';
 export type { IntervalReason } from './pacing/domain-state';

@@ -27,6 +27,7 @@ import type { DomainSnapshot, Readiness } from './readiness/readiness';
 import type { DomainStatistics } from './readiness/statistics';
 import type { NavigationContext } from './response/response-interpreter';
 import type { DomainGate, DomainGateOptions } from './robots/origin-gate';
+import { RobotsPause } from './robots/robots-pause';
 import type { RequestScopes } from './routing/request-scopes';
 import type { ScopedSource } from './routing/scope-router';
 
@@ -53,12 +54,20 @@ export class ThrottlingRequestManager implements IRequestManager, ThrottlerPort 
     private readonly log = crawleeLog.child({ prefix: 'ThrottlingRequestManager' });
     // Applies pacing signals, with or without a scope.
     private readonly signals: ScopedSignals;
+    // Holds a domain between robots.txt reads that failed, without counting a refusal.
+    private readonly robotsPause: RobotsPause;
 
     constructor(options: ThrottlingRequestManagerOptions, config?: Configuration) {
         this.options = resolveThrottlingOptions(options);
         this.parts = assemble(this.options, config, this.log);
         const { router, recorder, registry } = this.parts;
         this.signals = new ScopedSignals({ options: this.options, router, recorder, paces: (k) => registry.paces(k) });
+        this.robotsPause = new RobotsPause({
+            states: this.parts.states,
+            policyOf: (key) => router.policyOf(key),
+            now: () => this.options.clock.now(),
+            changed: (key) => this.parts.clocksChanged(key),
+        });
     }
 
     // ---- crawler-facing properties -------------------------------------------------------------
@@ -272,6 +281,13 @@ export class ThrottlingRequestManager implements IRequestManager, ThrottlerPort 
     /** @internal A robots.txt read of the domain of `url` got an answer, or none (an error of its budget). */
     noteRobotsRead(url: string, answered: boolean): boolean {
         return this.parts.recorder.robotsRead(url, answered);
+    }
+
+    /** @internal Holds the domain of `url` before its robots.txt is read again (not a page refusal). */
+    pauseForRobots(url: string, waitMs: number | undefined, retriesMade: number): void {
+        const key = this.parts.router.domainKeyOf(url);
+        if (key === undefined || !this.parts.registry.paces(key)) return;
+        this.robotsPause.pause(key, waitMs, retriesMade);
     }
 
     /**
