@@ -1,8 +1,8 @@
 #!/usr/bin/env bash
 # Runs the end-to-end smoke tests against the lowest Crawlee of the peer range (>=3.15 <4) as well as
 # the installed one, without changing this checkout's node_modules: the repository is copied to a
-# temporary folder, installed from the lock file there, and Crawlee's packages are replaced there by
-# the lowest version (`npm install --no-save`). Usage: .ci/crawlee-compat.sh [version ...]
+# temporary folder with this checkout's installed packages, and Crawlee's packages are replaced there
+# by the lowest version (every package.json of the copy set to it, then `npm install --no-save`). Usage: .ci/crawlee-compat.sh [version ...]
 # (default: 3.15.3, the latest 3.15.x on the registry, then the installed version in place).
 set -euo pipefail
 cd "$(dirname "$0")/.."
@@ -30,8 +30,24 @@ for version in "${VERSIONS[@]}"; do
   echo "== Crawlee ${version}: copying the repository to ${work}"
   # Tracked and new files, not node_modules, dist or storage left by earlier runs.
   (cd "$REPO" && git ls-files -co --exclude-standard -z) | (cd "$REPO" && xargs -0 cp --parents -t "$work")
+  # This checkout's installed tree is the starting point (as `npm ci` would leave it, minus the download).
+  cp -a "$REPO/node_modules" "$work/"
+  for folder in "$REPO"/packages/*/node_modules; do
+    [ -d "$folder" ] && cp -a "$folder" "$work/packages/$(basename "$(dirname "$folder")")/"
+  done
   cd "$work"
-  npm ci --no-audit --no-fund --loglevel=error
+  # Every package.json of the copy asks for this version (the workspaces pin 3.18.1 too; left alone,
+  # npm would install a second Crawlee beside each of them).
+  node -e '
+    const fs = require("fs");
+    const [version, ...files] = process.argv.slice(1);
+    for (const file of files) {
+      const pkg = JSON.parse(fs.readFileSync(file, "utf8"));
+      for (const field of ["dependencies", "devDependencies", "peerDependencies"])
+        for (const name of Object.keys(pkg[field] ?? {}))
+          if (name === "crawlee" || name.startsWith("@crawlee/")) pkg[field][name] = field === "peerDependencies" ? pkg[field][name] : version;
+      fs.writeFileSync(file, JSON.stringify(pkg, null, 2) + "\n");
+    }' "$version" package.json packages/*/package.json
   specs=("crawlee@${version}")
   for name in "${PACKAGES[@]}"; do specs+=("@crawlee/${name}@${version}"); done
   npm install --no-save --no-audit --no-fund --loglevel=error "${specs[@]}"
@@ -41,10 +57,10 @@ for version in "${VERSIONS[@]}"; do
     exit 1
   fi
   # One copy of @crawlee/core only: a second would make Crawlee's instanceof checks fail.
-  copies=$(find node_modules -path '*/@crawlee/core/package.json' | wc -l)
+  copies=$(find . -path '*/node_modules/@crawlee/core/package.json' | wc -l)
   if [ "$copies" -ne 1 ]; then
     echo "found ${copies} copies of @crawlee/core:" >&2
-    find node_modules -path '*/@crawlee/core/package.json' >&2
+    find . -path '*/node_modules/@crawlee/core/package.json' >&2
     exit 1
   fi
   npm run build --silent
