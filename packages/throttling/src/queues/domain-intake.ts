@@ -154,10 +154,7 @@ export class DomainIntake {
         return info;
     }
 
-    async addBatched(
-        requests: RequestsLike,
-        options: AddRequestsBatchedOptions = {},
-    ): Promise<AddRequestsBatchedResult> {
+    async addBatched(requests: RequestsLike, options: BatchedOptions = {}): Promise<AddRequestsBatchedResult> {
         const items: (Source & { url?: string })[] = [];
         for await (const item of requests as AsyncIterable<Source | string>) {
             items.push(typeof item === 'string' ? { url: item } : item);
@@ -214,7 +211,7 @@ export class DomainIntake {
     private async addGroup(
         target: DomainQueue | undefined,
         group: Source[],
-        passThrough: Omit<AddRequestsBatchedOptions, 'maxNewRequests'>,
+        passThrough: Omit<BatchedOptions, 'maxNewRequests'>,
         batch: Batch,
     ): Promise<void> {
         if (target?.saved) await target.saved;
@@ -249,6 +246,9 @@ export class DomainIntake {
         return options.domains === 'all' || router.listedDomains.size > 0 || options.scopes.size > 0;
     }
 }
+
+/** Crawlee's options of `addRequestsBatched`; `maxNewRequests` is missing from the types of 3.15. */
+type BatchedOptions = AddRequestsBatchedOptions & { maxNewRequests?: number };
 
 /** The running totals of one `addRequestsBatched` call. */
 class Batch {
