@@ -70,8 +70,10 @@ describe('robots.txt failures are not page refusals (BasicCrawler)', () => {
         }
         // Each robots.txt was read again (no pause: nothing reached a server) until the error budget ended it.
         expect(a.paths.filter((p) => p === '/robots.txt').length).toBeGreaterThan(1);
-        // Before, the reads' backoffs held the first page for about 27 s.
-        expect(Math.min(...handledAt) - started).toBeLessThan(10_000);
+        // Before, the reads' backoffs held the first page for about 27 s (1 + 2 + 8 + 16 s); now no
+        // backoff runs at all (backedOffMs 0 above), so only the reads themselves take time. The bound
+        // is loose for a loaded machine (about 3 s when idle).
+        expect(Math.min(...handledAt) - started).toBeLessThan(20_000);
         // Crawlee's shutdown line never came while pages were still being crawled.
         expect(shutdownLoggedAt.length).toBeGreaterThan(0);
         expect(Math.min(...shutdownLoggedAt)).toBeGreaterThanOrEqual(Math.max(...handledAt));
