@@ -34,6 +34,8 @@ export interface CrashRunOptions {
     mode: 'throttler' | 'plain';
     /** The throttler's `queueLayout`. @default 'perDomain' */
     layout?: 'perDomain' | 'shared';
+    /** The hosts the throttler throttles; the others' requests live in `inner`. @default every host */
+    domains?: string[];
     /** Folder for storage and result files; must be empty or new. */
     dir: string;
     urls: string[];
@@ -135,6 +137,7 @@ export async function crashAndResume(options: CrashRunOptions): Promise<CrashRun
         CRASH_FAILED_FILE: failedFile,
         CRASH_MODE: options.mode,
         CRASH_LAYOUT: options.layout ?? 'perDomain',
+        ...(options.domains ? { CRASH_DOMAINS: options.domains.join(',') } : {}),
     };
     const starts: Start[] = [];
     // A start that finishes before its kill comes is the final run.

@@ -51,6 +51,33 @@ export function faultyOpener(fault: QueueFault) {
     return { opener, state };
 }
 
+/**
+ * A `requestManagerOpener` whose domain queues are real, except that the `nth` storage write of a
+ * batch (`addRequests`, which Crawlee's `addRequestsBatched` calls for each batch, in the background
+ * ones too) throws or hangs, once across every domain queue. `release()` lets a hung write go on.
+ */
+export function faultyBatchWrites(kind: 'throw' | 'hang', nth: number) {
+    const state = { fired: 0, calls: 0 };
+    let release: () => void = () => undefined;
+    const released = new Promise<void>((resolve) => {
+        release = resolve;
+    });
+    const opener = async (name: string, options: { config?: Configuration }): Promise<IRequestManager> => {
+        const queue = await DomainRequestQueue.open(name, options);
+        const write = queue.addRequests.bind(queue);
+        queue.addRequests = async (...args: Parameters<typeof write>) => {
+            state.calls += 1;
+            if (state.fired > 0 || state.calls !== nth) return write(...args);
+            state.fired += 1;
+            if (kind === 'throw') throw new Error('injected storage fault in a batch write');
+            await released;
+            return write(...args);
+        };
+        return queue;
+    };
+    return { opener, state, release: () => release() };
+}
+
 /** A bare server: `onRequest` decides each answer (or that there is none). */
 export interface RawServer {
     origin: string;

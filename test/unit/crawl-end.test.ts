@@ -5,6 +5,7 @@ import type { StatePersister } from '../../packages/throttling/src/persistence/s
 import { CrawlEnd } from '../../packages/throttling/src/readiness/crawl-end';
 import type { DomainReport } from '../../packages/throttling/src/readiness/domain-report';
 import type { Readiness } from '../../packages/throttling/src/readiness/readiness';
+import { readinessOf } from '../../packages/throttling/src/readiness/readiness';
 
 function crawlEnd() {
     const events = new ThrottlingEventEmitter(() => undefined);
@@ -20,10 +21,8 @@ function crawlEnd() {
     return { end, stalled };
 }
 
-const stall = (stalledForMs: number): Readiness => ({
-    kind: 'stalled',
-    domains: [{ domain: 'closed.example', queued: 2, stalledForMs }],
-});
+const stall = (stalledForMs: number): Readiness =>
+    readinessOf('stalled', { domains: [{ domain: 'closed.example', queued: 2, stalledForMs }] });
 
 describe('the end of a crawl', () => {
     test('a stall seen by two isFinished() calls is announced once, and thrown by both', async () => {
@@ -40,7 +39,7 @@ describe('the end of a crawl', () => {
     test('a domain that stalls again after its stall ended is announced again', async () => {
         const { end, stalled } = crawlEnd();
         await expect(end.settle(stall(3_000))).rejects.toThrow(PersistentRateLimitError);
-        await expect(end.settle({ kind: 'waiting', readyAt: 10_000, inFlight: 0 })).resolves.toBe(false);
+        await expect(end.settle(readinessOf('waiting', { readyAt: 10_000, inFlight: 0 }))).resolves.toBe(false);
         await expect(end.settle(stall(9_000))).rejects.toThrow(PersistentRateLimitError);
         expect(stalled).toHaveLength(2);
     });

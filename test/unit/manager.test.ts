@@ -485,7 +485,7 @@ describe('ThrottlingRequestManager: stall', () => {
 
         clock.advance(5_000);
         await manager.markRequestHandled((await manager.fetchNextRequest())!);
-        expect(await manager.checkReadiness()).toEqual({ kind: 'finished' });
+        expect(await manager.checkReadiness()).toMatchObject({ status: 'finished' });
         expect(Object.fromEntries(asked)).toEqual({ 'throttled-a.com': 1, 'throttled-b.com': 1, 'throttled-c.com': 1 });
     });
 
@@ -503,7 +503,7 @@ describe('ThrottlingRequestManager: stall', () => {
 
     test('checkReadiness precedence: ready > stalled > waiting > finished', async () => {
         const { manager, clock } = setup({ maxDomainStallSecs: 2, baseDelaySecs: 1 });
-        expect(await manager.checkReadiness()).toEqual({ kind: 'finished' });
+        expect(await manager.checkReadiness()).toMatchObject({ status: 'finished' });
         await manager.addRequest({ url: 'https://a.com/1' });
         await refuseUntilStalled(manager, clock, 3);
         expect((await manager.checkReadiness()).kind).toBe('stalled');

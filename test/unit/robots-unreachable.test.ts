@@ -164,10 +164,16 @@ describe('a robots.txt that answers 5xx or 429, or not at all', () => {
         expect(await manager.fetchNextRequest()).toBeNull();
         await settle();
         expect(robots.reads.map((r) => r.at - T0)).toEqual([0, 2_000, 6_000]);
-        // The file's delay applies; the failures raised the pacing as refusals do (it decays later).
-        expect(snap(manager, 'a.com')).toMatchObject({ crawlDelayMs: 1_000, penaltyMs: 4_000, intervalMs: 4_000 });
+        // The file's delay applies; the failed reads were not refusals of pages: no pacing raised, none counted.
+        expect(snap(manager, 'a.com')).toMatchObject({
+            crawlDelayMs: 1_000,
+            penaltyMs: 0,
+            intervalMs: 1_000,
+            refusals: 0,
+        });
 
-        clock.advance(3_999);
+        // The read itself took a window of the key: the first page follows one crawl delay later.
+        clock.advance(999);
         expect(await manager.fetchNextRequest()).toBeNull();
         clock.advance(1);
         const first = await manager.fetchNextRequest();

@@ -21,6 +21,7 @@ import { QuotaLedger } from './pacing/quota-ledger';
 import { ScopeEditor } from './options/scope-editor';
 import { LearnedRates } from './persistence/learned-rates';
 import { StatePersister } from './persistence/state-persister';
+import { BatchLanding } from './queues/batch-landing';
 import { DomainIntake } from './queues/domain-intake';
 import type { DomainQueue } from './queues/domain-queue';
 import { DomainRegistry } from './queues/domain-registry';
@@ -83,6 +84,8 @@ export interface Collaborators {
     frontier?: SharedFrontier;
     /** Whether `inner` has work a fetch could take now (not while the frontier window is full). */
     innerServable(): Promise<boolean>;
+    /** A key's clocks changed outside a signal: reschedule its queue and publish them. */
+    clocksChanged(key: string): void;
 }
 
 /**
@@ -155,6 +158,10 @@ function buildCore(options: ResolvedThrottlingOptions, config: Configuration | u
         options.queueLayout === 'shared'
             ? new SharedFrontier({ options, clock, registry, states, router, readyAt, warn })
             : undefined;
+    // A failed background batch is reported here; its requests were not stored.
+    const landing = new BatchLanding((e) =>
+        log.error(`A background batch of addRequestsBatched failed; its requests were not added: ${e.message}`),
+    );
     const innerServable = async () => {
         const inner = await registry.getInner();
         return frontier ? frontier.innerServable(inner) : !(await inner.isEmpty());
@@ -174,6 +181,7 @@ function buildCore(options: ResolvedThrottlingOptions, config: Configuration | u
             learned,
             frontier,
             innerServable,
+            landing,
         },
         ...{
             states,
@@ -296,10 +304,11 @@ function buildFlow(core: Core) {
         restoreScopeUpdates,
         ...{ options, config, clock, states, floor, registry, listedDomains, restoreCapMs, restored: touch, warn },
     });
-    const { events, frontier, ipScopes } = core;
+    const { events, frontier, ipScopes, landing } = core;
     const evictIdle = (at: number, keep: DomainQueue) => frontier?.eviction.evict(at, keep);
     const intake = new DomainIntake({
         ...{ options, clock, router, registry, states, gate, persister, scheduler, events, evictIdle, ipScopes, warn },
+        ...{ landing, warnOnce: core.warnOnce },
     });
     const window = frontier?.window;
     const domainFetcher = new DomainFetcher({ clock, registry, scheduler, dispatcher, gate, window });
@@ -353,13 +362,14 @@ function buildSignals(core: Core, flow: ReturnType<typeof buildFlow>) {
     core.frontier?.eviction.onForget((key) => recorder.forget(key));
     const readyAt = (entry: DomainQueue, at: number) => dispatcher.readyAt(entry, at);
     const maxDomainStallMs = options.maxDomainStallMs;
-    const { innerServable, frontier, wake } = core;
+    const { innerServable, frontier, wake, landing } = core;
     const probe = new ReadinessProbe({
         ...{ clock, registry, scheduler, states, maxDomainStallMs, readyAt, innerServable },
+        landing: (queue) => landing.landing(queue),
         tidy: (at) => frontier?.tidy(at),
         idle: () => wake.schedule(),
     });
-    return { recorder, responses, completions, probe };
+    return { recorder, responses, completions, probe, clocksChanged: changed };
 }
 
 /** What the manager answers about the whole crawl: fetch order, counts, reports, its end and a purge. */
@@ -376,6 +386,8 @@ function buildViews(core: Core, flow: ReturnType<typeof buildFlow>, signals: Ret
             ...{ registry, scheduler, states, frontier, innerDrain },
             listedDomains: router.listedDomains,
             recorder: signals.recorder,
+            config: core.config,
+            persistStateKey: core.options.persistStateKey,
         }),
     };
 }

@@ -251,3 +251,24 @@ function describeValue(value: unknown): string {
         return `(${typeof value}) ${Object.prototype.toString.call(value)}`;
     }
 }
+
+/**
+ * Crawlee no longer has the shape a patch of this package relies on (a member renamed, removed or no
+ * longer a function). Thrown when the crawler is attached, before anything is patched, so a Crawlee
+ * upgrade that breaks an assumption fails at once and by name, instead of quietly crawling unthrottled.
+ */
+export class CrawleeShapeError extends ThrottlingError {
+    override name = 'CrawleeShapeError' as const;
+    readonly code = 'ERR_THROTTLING_CRAWLEE_SHAPE' as const;
+
+    constructor(
+        readonly member: string,
+        readonly crawleeVersion: string,
+        found: string,
+    ) {
+        super(
+            `crawlee-throttling patches ${member}, which Crawlee ${crawleeVersion} does not have as a method (found ${found}). ` +
+                'This Crawlee version is not supported (the peer range is >=3.15 <4); install a supported one, or report it.',
+        );
+    }
+}

@@ -21,11 +21,13 @@ import type { ThrottlingEvents, ThrottlingListener } from './integration/throttl
 import type { ResolvedThrottlingOptions, ThrottlingRequestManagerOptions } from './options/options';
 import { resolveThrottlingOptions } from './options/resolve-options';
 import type { ResolvedPolicy, ScopeSettings } from './options/policy';
-import type { PacingSignal } from './pacing/pacing-signal';
+import type { PacingSignal, UrlLessPacingSignal } from './integration/scoped-signal';
+import { ScopedSignals } from './integration/scoped-signal';
 import type { DomainSnapshot, Readiness } from './readiness/readiness';
 import type { DomainStatistics } from './readiness/statistics';
 import type { NavigationContext } from './response/response-interpreter';
 import type { DomainGate, DomainGateOptions } from './robots/origin-gate';
+import { RobotsPause } from './robots/robots-pause';
 import type { RequestScopes } from './routing/request-scopes';
 import type { ScopedSource } from './routing/scope-router';
 
@@ -50,10 +52,22 @@ export class ThrottlingRequestManager implements IRequestManager, ThrottlerPort 
     // Some integration listens to responses (attach() or handleResponse()).
     private integrated = false;
     private readonly log = crawleeLog.child({ prefix: 'ThrottlingRequestManager' });
+    // Applies pacing signals, with or without a scope.
+    private readonly signals: ScopedSignals;
+    // Holds a domain between robots.txt reads that failed, without counting a refusal.
+    private readonly robotsPause: RobotsPause;
 
     constructor(options: ThrottlingRequestManagerOptions, config?: Configuration) {
         this.options = resolveThrottlingOptions(options);
         this.parts = assemble(this.options, config, this.log);
+        const { router, recorder, registry } = this.parts;
+        this.signals = new ScopedSignals({ options: this.options, router, recorder, paces: (k) => registry.paces(k) });
+        this.robotsPause = new RobotsPause({
+            states: this.parts.states,
+            policyOf: (key) => router.policyOf(key),
+            now: () => this.options.clock.now(),
+            changed: (key) => this.parts.clocksChanged(key),
+        });
     }
 
     // ---- crawler-facing properties -------------------------------------------------------------
@@ -227,11 +241,17 @@ export class ThrottlingRequestManager implements IRequestManager, ThrottlerPort 
     }
 
     /**
-     * Tells the manager what a response said about pacing. Returns whether the signal's domain is
-     * paced by this manager (false: the signal was ignored, e.g. a 429 from an unthrottled domain).
+     * Tells the manager what a response said about pacing. Returns whether some domain paced here took
+     * it (false: the signal was ignored, e.g. a 429 from an unthrottled domain, or a floor for every
+     * domain when none is throttled). Takes this package's shape (`url` inside the signal) or Crawlee
+     * v4's (`recordPacingSignal(url, signal)`). A `scope` this manager cannot honour throws.
      */
-    recordPacingSignal(signal: PacingSignal): boolean {
-        return this.parts.recorder.record(signal);
+    recordPacingSignal(signal: PacingSignal): boolean;
+    recordPacingSignal(url: string, signal: UrlLessPacingSignal): boolean;
+    recordPacingSignal(signalOrUrl: PacingSignal | string, v4Signal?: UrlLessPacingSignal): boolean {
+        if (typeof signalOrUrl !== 'string') return this.signals.record(signalOrUrl);
+        if (!v4Signal) throw new TypeError('recordPacingSignal(url, signal): the signal is missing');
+        return this.signals.record({ ...v4Signal, url: signalOrUrl } as PacingSignal);
     }
 
     /**
@@ -265,6 +285,13 @@ export class ThrottlingRequestManager implements IRequestManager, ThrottlerPort 
     /** @internal A robots.txt read of the domain of `url` got an answer, or none (an error of its budget). */
     noteRobotsRead(url: string, answered: boolean): boolean {
         return this.parts.recorder.robotsRead(url, answered);
+    }
+
+    /** @internal Holds the domain of `url` before its robots.txt is read again (not a page refusal). */
+    pauseForRobots(url: string, waitMs: number | undefined, retriesMade: number): void {
+        const key = this.parts.router.domainKeyOf(url);
+        if (key === undefined || !this.parts.registry.paces(key)) return;
+        this.robotsPause.pause(key, waitMs, retriesMade);
     }
 
     /**
@@ -317,6 +344,11 @@ export class ThrottlingRequestManager implements IRequestManager, ThrottlerPort 
     async checkReadiness(): Promise<Readiness> {
         await this.ensureInitialized();
         return this.parts.probe.check();
+    }
+
+    /** Crawlee v4's name for {@link checkReadiness}: the same answer (`status`: ready, waiting, stalled, finished). */
+    async readiness(): Promise<Readiness> {
+        return this.checkReadiness();
     }
 
     /** @internal Earliest time a waiting domain with work becomes ready (undefined when none waits). */

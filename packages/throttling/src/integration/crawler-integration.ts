@@ -1,5 +1,5 @@
 import type { IRequestManager } from '@crawlee/core';
-import { log as crawleeLog } from '@crawlee/core';
+import { log as crawleeLog, Session } from '@crawlee/core';
 
 import { ThrottlingOptionsError } from '../errors';
 import type { RobotsFetcher, RobotsVerdict } from '../robots/robots-crawl-delay';
@@ -15,6 +15,7 @@ import {
 import type { DomainGateAttempt, DomainGateOutcome } from '../robots/origin-gate';
 import { decideRobotsFailure } from '../robots/robots-failure';
 import type { NavigationContext } from '../response/response-interpreter';
+import { assertPatchable } from './crawlee-shape';
 import type { ThrottlerPort } from './throttler-port';
 
 /**
@@ -62,6 +63,7 @@ export function crawlerUsesManager(crawler: AttachableCrawler, manager: IRequest
 export function attachCrawler(manager: ThrottlerPort, crawler: AttachableCrawler): void {
     // Every check that can refuse runs before anything is installed: a refused attach changes nothing.
     const sameDomainDelayMs = refuseConflicts(manager, crawler);
+    assertCrawleeShape(crawler);
     manager.markIntegrated();
     hookResponses(manager, crawler);
     manager.onWake(() => crawler.autoscaledPool?.notify());
@@ -84,10 +86,21 @@ export function attachCrawler(manager: ThrottlerPort, crawler: AttachableCrawler
  */
 function reportFreeRetries(manager: ThrottlerPort, crawler: AttachableCrawler): void {
     const stats = crawler.stats;
-    if (!stats || typeof stats.calculate !== 'function') return;
-    const calculate = stats.calculate.bind(stats);
+    if (!stats) return;
+    assertPatchable(stats, 'calculate', 'Statistics.calculate');
+    const calculate = stats.calculate!.bind(stats);
     const throttledRetries = () => manager.stats().reduce((sum, row) => sum + row.freeRetries, 0);
     stats.calculate = () => ({ ...calculate(), throttledRetries: throttledRetries() });
+}
+
+/**
+ * The members of Crawlee objects this package patches, checked before anything is installed: there
+ * is no supported hook for either (Crawlee calls `session.markBad()` after every failed attempt, and
+ * `Statistics` has no way to add a figure), so a Crawlee that changed them fails loudly here.
+ */
+function assertCrawleeShape(crawler: AttachableCrawler): void {
+    assertPatchable(Session.prototype, 'markBad', 'Session.markBad');
+    if (crawler.stats) assertPatchable(crawler.stats, 'calculate', 'Statistics.calculate');
 }
 
 /** Throws when the crawler does not use this manager, or sets a delay it must not fold; returns that delay. */
@@ -233,7 +246,12 @@ function onRobotsFailure(
             // The host is down: its requests fail with DomainUnreachableError, as after page requests.
             return undefined;
         case 'retry':
-            manager.recordPacingSignal({ reason: 'rateLimited', url, waitMs: decision.waitMs });
+            // A read the server answered (5xx, 429) pauses the origin before the next read; one that got
+            // no answer is read again at once, as nothing reached a server to be polite to, and the
+            // error budget ends a run of those. Neither is a refusal of a page: the pacing learns nothing.
+            if (failure.answered) {
+                manager.pauseForRobots(url, decision.waitMs, options.maxRobotsRetries - attempt.retriesLeft);
+            }
             return 'retry';
         case 'disallow':
             integrationLog().warning(

@@ -27,4 +27,9 @@ export interface ThrottlerPort extends IRequestManager {
     skipForCrawlDelay(url: string, declaredSecs: number | undefined): void;
     /** A robots.txt read got an answer or none (counted in the error budget); true when the budget is spent. */
     noteRobotsRead(url: string, answered: boolean): boolean;
+    /**
+     * Holds the domain of `url` before its robots.txt is read again (a 5xx or 429 answer): for
+     * `waitMs` (Retry-After) or the backoff step after `retriesMade` retries. Not a page refusal.
+     */
+    pauseForRobots(url: string, waitMs: number | undefined, retriesMade: number): void;
 }

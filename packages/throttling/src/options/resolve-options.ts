@@ -174,10 +174,14 @@ function backoffBounds(o: ThrottlingRequestManagerOptions): { baseDelaySecs: num
     const baseDelaySecs = o.backoffMinDelaySecs ?? o.baseDelaySecs ?? 2;
     const maxDelaySecs = o.backoffMaxDelaySecs ?? o.maxDelaySecs ?? 60;
     if (baseDelaySecs > maxDelaySecs) {
+        const minSet = o.backoffMinDelaySecs !== undefined || o.baseDelaySecs !== undefined;
         const minName = o.backoffMinDelaySecs !== undefined ? 'backoffMinDelaySecs' : 'baseDelaySecs';
         const maxName = o.backoffMaxDelaySecs !== undefined ? 'backoffMaxDelaySecs' : 'maxDelaySecs';
+        // Name the option the user set: only the maximum set means the maximum is what is wrong.
         throw new ThrottlingOptionsError(
-            `Invalid ThrottlingRequestManager options: \`${minName}\` (${baseDelaySecs}) must not exceed \`${maxName}\` (${maxDelaySecs})`,
+            minSet
+                ? `Invalid ThrottlingRequestManager options: \`${minName}\` (${baseDelaySecs}) must not exceed \`${maxName}\` (${maxDelaySecs})`
+                : `Invalid ThrottlingRequestManager options: \`${maxName}\` (${maxDelaySecs}) must be at least ${minName} (the least backoff delay; its default is ${baseDelaySecs} s). Set ${maxName} to ${baseDelaySecs} or more, or lower ${minName} too`,
         );
     }
     const ipMin = o.ipScope?.backoffMinDelaySecs ?? baseDelaySecs;

@@ -21,6 +21,7 @@ import type { Scheduler } from '../scheduling/scheduler';
 import type { Clock } from '../time/clock';
 import type { DomainQueue } from './domain-queue';
 import type { DomainRegistry } from './domain-registry';
+import type { BatchLanding } from './batch-landing';
 import { movableCopy, movedTo } from './moved-requests';
 
 /** What the intake works with. */
@@ -38,8 +39,12 @@ export interface DomainIntakeDeps {
     ipScopes?: IpScopes;
     /** Shared layout: forgets idle keys past `maxThrottledDomains`, never `keep` (just registered). */
     evictIdle(now: number, keep: DomainQueue): void;
+    /** Adds batches, the first before answering and the rest in the background. */
+    landing: BatchLanding;
     /** Logs a warning (a restored request). */
     warn?: (message: string) => void;
+    /** Logs a warning once (a source that cannot be routed by domain). */
+    warnOnce?: (message: string) => void;
 }
 
 /**
@@ -133,12 +138,14 @@ export class DomainIntake {
 
     async add(requestLike: Source, options?: RequestQueueOperationOptions) {
         if (this.deps.registry.shared) {
+            this.warnIfUnroutable(requestLike);
             const inner = await this.deps.registry.getInner();
             const info = await inner.addRequest(requestLike, options);
             await this.restoreMoved(inner, [info]);
             return info;
         }
         const url = typeof requestLike === 'string' ? requestLike : requestLike.url;
+        this.warnIfUnroutable(requestLike);
         const routable = url !== undefined && !hasRequestsFromUrl(requestLike);
         const target = routable ? await this.target(requestLike as ScopedSource, 'throw') : undefined;
         if (!target) return (await this.deps.registry.getInner()).addRequest(requestLike, options);
@@ -147,25 +154,11 @@ export class DomainIntake {
         return info;
     }
 
-    async addBatched(
-        requests: RequestsLike,
-        options: AddRequestsBatchedOptions = {},
-    ): Promise<AddRequestsBatchedResult> {
-        if (this.deps.registry.shared) {
-            const inner = await this.deps.registry.getInner();
-            const result = await inner.addRequestsBatched(requests, options);
-            await this.restoreMoved(inner, result.addedRequests);
-            const rest = result.waitForAllRequestsToBeAdded;
-            if (!rest) return result;
-            const restored = rest.then(async (more) => {
-                await this.restoreMoved(inner, more);
-                return more;
-            });
-            return { ...result, waitForAllRequestsToBeAdded: restored };
-        }
+    async addBatched(requests: RequestsLike, options: BatchedOptions = {}): Promise<AddRequestsBatchedResult> {
         const items: (Source & { url?: string })[] = [];
         for await (const item of requests as AsyncIterable<Source | string>) {
             items.push(typeof item === 'string' ? { url: item } : item);
+            this.warnIfUnroutable(item);
         }
         const { maxNewRequests, ...passThrough } = options;
         const batch = new Batch(maxNewRequests, passThrough.waitForAllRequestsToBeAdded ?? false);
@@ -175,16 +168,22 @@ export class DomainIntake {
             const end = maxNewRequests === undefined ? items.length : cursor + batch.budget;
             const chunk = items.slice(cursor, end);
             cursor += chunk.length;
-            const groups = await this.groupByTarget(chunk, batch);
+            // Under the shared layout every request goes to inner; its domain is met when fetched.
+            const groups = this.deps.registry.shared
+                ? new Map<DomainQueue | undefined, Source[]>([[undefined, chunk]])
+                : await this.groupByTarget(chunk, batch);
             for (const [target, group] of groups) await this.addGroup(target, group, passThrough, batch);
         }
         if (batch.overflow.length) {
             throw new ThrottledDomainLimitError(this.deps.options.maxThrottledDomains, [...new Set(batch.overflow)]);
         }
         const requestsOverLimit = maxNewRequests === undefined ? undefined : items.slice(cursor);
+        const rest = Promise.all(batch.later).then((lists) => lists.flat());
+        // Each part reports its own failure; the crawler rarely awaits this, so it must not go unhandled.
+        rest.catch(() => undefined);
         return {
             addedRequests: batch.added,
-            waitForAllRequestsToBeAdded: Promise.all(batch.later).then((lists) => lists.flat()),
+            waitForAllRequestsToBeAdded: rest,
             ...(requestsOverLimit ? { requestsOverLimit } : {}),
         } as AddRequestsBatchedResult;
     }
@@ -212,29 +211,44 @@ export class DomainIntake {
     private async addGroup(
         target: DomainQueue | undefined,
         group: Source[],
-        passThrough: Omit<AddRequestsBatchedOptions, 'maxNewRequests'>,
+        passThrough: Omit<BatchedOptions, 'maxNewRequests'>,
         batch: Batch,
     ): Promise<void> {
         if (target?.saved) await target.saved;
         const queue = target ? target.queue : await this.deps.registry.getInner();
-        const waitForAll = batch.waitForAll;
-        const result = await queue.addRequestsBatched(group, {
-            ...passThrough,
-            waitForAllRequestsToBeAdded: waitForAll,
-        });
-        const fresh = result.addedRequests.filter((r) => !r.wasAlreadyPresent).length;
-        if (target) this.noteAdded(target, fresh);
-        batch.added.push(...result.addedRequests);
-        batch.budget -= fresh;
-        if (waitForAll) return;
-        batch.later.push(
-            result.waitForAllRequestsToBeAdded.then((rest) => {
-                if (target) this.noteAdded(target, rest.filter((r) => !r.wasAlreadyPresent).length);
-                return rest;
-            }),
+        const { forefront, batchSize, waitBetweenBatchesMillis } = passThrough;
+        // Counted as each storage call lands, so readiness never counts a request not yet stored.
+        const onAdded = async (processed: ProcessedRequest[]) => {
+            if (target) this.noteAdded(target, processed.filter((r) => !r.wasAlreadyPresent).length);
+            if (this.deps.registry.shared) await this.restoreMoved(queue, processed);
+        };
+        const landed = await this.deps.landing.land(
+            queue,
+            group,
+            { forefront, batchSize, waitBetweenBatchesMillis, waitForAll: batch.waitForAll },
+            onAdded,
+        );
+        batch.added.push(...landed.first);
+        batch.budget -= landed.first.filter((r) => !r.wasAlreadyPresent).length;
+        batch.later.push(landed.rest);
+    }
+
+    /** Requests a `requestsFromUrl` source expands to are not known here, so they cannot be routed. */
+    private warnIfUnroutable(source: Source | string): void {
+        if (!hasRequestsFromUrl(source) || !this.throttlesAny()) return;
+        this.deps.warnOnce?.(
+            'A requestsFromUrl source was added: the URLs it lists are read by the queue, not here, so they go to inner unthrottled. Fetch the list yourself and add its URLs to throttle them by domain.',
         );
     }
+
+    private throttlesAny(): boolean {
+        const { options, router } = this.deps;
+        return options.domains === 'all' || router.listedDomains.size > 0 || options.scopes.size > 0;
+    }
 }
+
+/** Crawlee's options of `addRequestsBatched`; `maxNewRequests` is missing from the types of 3.15. */
+type BatchedOptions = AddRequestsBatchedOptions & { maxNewRequests?: number };
 
 /** The running totals of one `addRequestsBatched` call. */
 class Batch {

@@ -167,6 +167,7 @@ export class DomainRegistry {
             let opened: IRequestManager;
             if (inner === undefined) opened = await this.openDefaultInner();
             else opened = typeof inner === 'function' ? await inner() : inner;
+            await this.releaseInnerLocks(opened);
             this.forwardTo(opened);
             this.inner = opened;
             return opened;
@@ -174,19 +175,26 @@ export class DomainRegistry {
         return this.innerOpening;
     }
 
-    /**
-     * The default queue. Under the shared layout it holds every request, and up to `frontierWindow` of
-     * them locked at once: on local storage the locks a killed process left are released first (as
-     * for each `throttled-<domain>` queue), so a resumed crawl does not wait for them to expire.
-     */
+    /** The default queue (`RequestQueue.open()` on this manager's configuration). */
     private async openDefaultInner(): Promise<RequestQueue> {
-        const queue = await RequestQueue.open(null, { config: this.config });
-        if (this.shared) {
-            const storageClient = (this.config ?? Configuration.getGlobalConfig()).getStorageClient();
-            await releaseDeadProcessLocks(queue, storageClient);
+        return RequestQueue.open(null, { config: this.config });
+    }
+
+    /**
+     * On local storage, hands back what a killed process had locked in `inner` (the default queue, or
+     * a `RequestQueue` given as `inner`), as each `throttled-<domain>` queue does when opened: requests
+     * of unthrottled domains, those a RequestList tandem moved there, and under the shared layout up to
+     * `frontierWindow` requests of every domain would otherwise wait out Crawlee's locks after a
+     * SIGKILL. Only when no other process recorded on the queue folder still runs (see stale-locks.ts).
+     */
+    private async releaseInnerLocks(inner: IRequestManager): Promise<void> {
+        if (!(inner instanceof RequestQueue)) return;
+        const config = (inner as unknown as { config?: Configuration }).config ?? this.config;
+        const storageClient = (config ?? Configuration.getGlobalConfig()).getStorageClient();
+        await releaseDeadProcessLocks(inner, storageClient);
+        if (this.shared && this.options.inner === undefined) {
             this.innerOnLocalDisk = localQueuesDirectory(storageClient) !== undefined;
         }
-        return queue;
     }
 
     /** `inner` if it was opened already. */

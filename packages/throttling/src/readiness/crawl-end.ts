@@ -34,15 +34,15 @@ export class CrawlEnd {
      * @throws PersistentRateLimitError when `readiness` says a domain stalled.
      */
     async settle(readiness: Readiness): Promise<boolean> {
-        if (readiness.kind === 'stalled' || readiness.kind === 'finished') {
+        if (readiness.status === 'stalled' || readiness.status === 'finished') {
             this.logSummary();
             this.deps.wake.clear();
             await this.deps.persister.save();
             this.deps.persister.stop();
         }
-        if (readiness.kind !== 'stalled') {
+        if (readiness.status !== 'stalled') {
             this.announced.clear();
-            return readiness.kind === 'finished';
+            return readiness.status === 'finished';
         }
         const stalledNow = new Set(readiness.domains.map((d) => d.domain));
         for (const d of readiness.domains)

@@ -1,3 +1,5 @@
+import type { IRequestManager } from '@crawlee/core';
+
 import type { StalledDomain } from '../errors';
 import type { DomainStateStore } from '../pacing/domain-state-store';
 import type { DomainQueue } from '../queues/domain-queue';
@@ -5,6 +7,7 @@ import type { DomainRegistry } from '../queues/domain-registry';
 import type { Scheduler } from '../scheduling/scheduler';
 import type { Clock } from '../time/clock';
 import type { Readiness } from './readiness';
+import { readinessOf } from './readiness';
 
 /** What the probe reads. */
 export interface ReadinessProbeDeps {
@@ -17,6 +20,8 @@ export interface ReadinessProbeDeps {
     readyAt(entry: DomainQueue, now: number): number;
     /** Whether `inner` has work a fetch could take now (not while the frontier window is full). */
     innerServable(): Promise<boolean>;
+    /** Whether a background batch is still being added (to `queue`, when given): work may yet come. */
+    landing(queue?: IRequestManager): boolean;
     /** Evicts idle domains under `queueLayout: 'shared'` (the pool polls here as the crawl winds down). */
     tidy(now: number): void;
     /** Nothing can be fetched now: arms the wake-up for when held-back work becomes ready. */
@@ -45,24 +50,24 @@ export class ReadinessProbe {
         const { registry, scheduler, clock } = this.deps;
         const inner = await registry.getInner();
         const now = clock.now();
-        if (scheduler.firstReady(now)) return { kind: 'ready' };
-        if (await this.deps.innerServable()) return { kind: 'ready' };
+        if (scheduler.firstReady(now)) return readinessOf('ready');
+        if (await this.deps.innerServable()) return readinessOf('ready');
 
         // Domains we count work for are unfinished without asking their queues.
         const counted = [...registry.all()].filter((e) => holdsAny(e) && (e.queued > 0 || this.inFlight(e) > 0));
         const stalled = await this.stalledAmong(counted, now);
-        if (scheduler.firstReady(now)) return { kind: 'ready' };
-        if (stalled.length > 0) return { kind: 'stalled', domains: stalled };
+        if (scheduler.firstReady(now)) return readinessOf('ready');
+        if (stalled.length > 0) return readinessOf('stalled', { domains: stalled });
 
         let { readyAt, inFlight } = this.waitingSummary(counted, now);
         if (readyAt === null && inFlight === 0) {
             const found = await this.uncountedWork(now);
-            if (scheduler.firstReady(now)) return { kind: 'ready' };
+            if (scheduler.firstReady(now)) return readinessOf('ready');
             ({ readyAt, inFlight } = this.waitingSummary(found, now));
         }
-        const innerFinished = await inner.isFinished();
-        if (readyAt !== null || inFlight > 0 || !innerFinished) return { kind: 'waiting', readyAt, inFlight };
-        return { kind: 'finished' };
+        const innerFinished = !this.deps.landing() && (await inner.isFinished());
+        if (readyAt !== null || inFlight > 0 || !innerFinished) return readinessOf('waiting', { readyAt, inFlight });
+        return readinessOf('finished');
     }
 
     /** Requests of a domain in flight, as its pacing state counts them (one count per scope). */
@@ -88,7 +93,11 @@ export class ReadinessProbe {
      * (locked by a dead process, or added behind our back), and schedules what they hold.
      */
     private async uncountedWork(now: number): Promise<DomainQueue[]> {
-        const quiet = [...this.deps.registry.all()].filter((e) => e.opened && e.queued === 0 && this.inFlight(e) === 0);
+        // A queue still receiving a batch is counted as each part lands: it is waiting, not holding
+        // uncounted work (its storage would say unfinished while nothing is pending yet).
+        const quiet = [...this.deps.registry.all()].filter(
+            (e) => e.opened && e.queued === 0 && this.inFlight(e) === 0 && !this.deps.landing(e.opened),
+        );
         const verdicts = await Promise.all(quiet.map(async (e) => ({ e, finished: await e.opened!.isFinished() })));
         const found = verdicts.filter((v) => !v.finished).map((v) => v.e);
         for (const entry of found) {

@@ -1,19 +1,44 @@
 import type { StalledDomain } from '../errors';
 
+/** The four states of a crawl, by precedence when combining domains: ready > stalled > waiting > finished. */
+export type ReadinessStatus = 'ready' | 'waiting' | 'stalled' | 'finished';
+
 /**
- * Where a crawl stands, from `ThrottlingRequestManager.checkReadiness()`.
- * Precedence when combining domains: ready > stalled > waiting > finished.
+ * Where a crawl stands, from `ThrottlingRequestManager.checkReadiness()` (or `readiness()`, the v4 name).
+ * `status` is Crawlee v4's field name; `kind` carries the same value for code written against this
+ * package's earlier releases.
  */
 export type Readiness =
     /** A request can be handed out now. */
-    | { kind: 'ready' }
+    | ReadinessOf<'ready'>
     /** Work remains, but every domain with work waits for a clock (`readyAt`, epoch ms; null when
      * only in-flight requests remain). */
-    | { kind: 'waiting'; readyAt: number | null; inFlight: number }
+    | (ReadinessOf<'waiting'> & { readyAt: number | null; inFlight: number })
     /** Some domains have refused for longer than `maxDomainStallSecs`. */
-    | { kind: 'stalled'; domains: StalledDomain[] }
+    | (ReadinessOf<'stalled'> & { domains: StalledDomain[]; reason: string })
     /** Nothing is queued or in flight anywhere. */
-    | { kind: 'finished' };
+    | ReadinessOf<'finished'>;
+
+/** The fields every readiness answer has. */
+export interface ReadinessOf<S extends ReadinessStatus> {
+    /** Where the crawl stands (the name Crawlee v4 uses). */
+    readonly status: S;
+    /** @deprecated The same value as `status`; use `status`, the name Crawlee v4 uses. */
+    readonly kind: S;
+}
+
+/** A readiness answer with both names of its status filled in. */
+export function readinessOf(status: 'ready' | 'finished'): Readiness;
+export function readinessOf(status: 'waiting', extra: { readyAt: number | null; inFlight: number }): Readiness;
+export function readinessOf(status: 'stalled', extra: { domains: StalledDomain[] }): Readiness;
+export function readinessOf(status: ReadinessStatus, extra: object = {}): Readiness {
+    if (status === 'stalled') {
+        const { domains } = extra as { domains: StalledDomain[] };
+        const reason = `${domains.map((d) => d.domain).join(', ')} refused every request for longer than maxDomainStallSecs`;
+        return { status, kind: status, domains, reason };
+    }
+    return { status, kind: status, ...extra } as Readiness;
+}
 
 /** One domain as `ThrottlingRequestManager.snapshot()` shows it. Times are epoch ms. */
 export interface DomainSnapshot {

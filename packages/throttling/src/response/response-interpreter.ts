@@ -3,6 +3,7 @@ import type { Request, Session } from '@crawlee/core';
 import type { Handout, HandoutLedger } from '../dispatch/handout-ledger';
 import { scopeKeysOf } from '../dispatch/handout-ledger';
 import { RequestBlockedError, RequestThrottledError, ThrottledRetriesExhaustedError } from '../errors';
+import { assertPatchable } from '../integration/crawlee-shape';
 import type { ResolvedThrottlingOptions } from '../options/options';
 import type { DomainStateStore } from '../pacing/domain-state-store';
 import type { PacingFloor } from '../pacing/pacing-floor';
@@ -198,6 +199,7 @@ export class ResponseInterpreter {
  */
 export function spareSessionOnce(session: Session | undefined): void {
     if (!session) return;
+    assertPatchable(session, 'markBad', 'Session.markBad');
     const target = session as unknown as Record<string, unknown>;
     if (Object.prototype.hasOwnProperty.call(target, 'markBad')) return;
     target.markBad = () => {

@@ -68,6 +68,10 @@ export function normalizeHostname(input: string): string {
     if (input.length === 0) {
         throw new InvalidDomainError(input, `it is empty; ${ALLOWED_FORMS}.`);
     }
+    if (/^\.+$/.test(input)) {
+        // Only dots: no label at all, which is not a wildcard either.
+        throw new InvalidDomainError(input, `it has no label (only dots); ${ALLOWED_FORMS}.`);
+    }
     if (input.includes('*') || input.startsWith('.')) {
         throw new InvalidDomainError(
             input,
