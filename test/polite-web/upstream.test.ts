@@ -50,7 +50,7 @@ describe('polite-web upstream sites (a transparent proxy in front of a real serv
         await Promise.all([get(web, 'real.example', '/slow'), get(web, 'real.example', '/busy')]);
         const slow = web.log.find((e) => e.path === '/slow')!;
         const busy = web.log.find((e) => e.path === '/busy')!;
-        expect(busy).toMatchObject({ status: 503, refused: true });
+        expect(busy).toMatchObject({ status: 503, refused: true, retryAfter: '3' });
         expect(slow.refused).toBeUndefined();
         expect(slow.respondedAt! - slow.time).toBeGreaterThanOrEqual(78);
         expect(web.score().sites[0]).toMatchObject({ requests: 2, served: 1, refusals: 1 });

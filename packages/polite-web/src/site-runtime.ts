@@ -80,7 +80,12 @@ export class SiteRuntime {
 
     handle(res: ServerResponse, target: RequestTarget, req?: IncomingMessage): void {
         const now = this.server.clock();
-        const log = (status: number, inFlightAtArrival: number, flag?: 'reset' | 'refused'): LogEntry => {
+        const log = (
+            status: number,
+            inFlightAtArrival: number,
+            flag?: 'reset' | 'refused',
+            retryAfter?: string,
+        ): LogEntry => {
             const entry: LogEntry = {
                 site: this.site.host,
                 path: target.path,
@@ -89,6 +94,7 @@ export class SiteRuntime {
                 inFlightAtArrival,
                 ...(target.client === undefined ? {} : { client: target.client }),
                 ...(flag ? { [flag]: true } : {}),
+                ...(retryAfter === undefined ? {} : { retryAfter }),
             };
             this.server.record(entry);
             // 'close' also fires when the client goes away first; the first of the two is the answer's end.
@@ -123,9 +129,10 @@ export class SiteRuntime {
         if (upstream && req) {
             // The entry is logged once the upstream's status is known; its arrival time stays `now`.
             const to = { port: upstream.port, path: target.path, host: this.site.host, agent: this.server.agent };
-            forwardToUpstream(req, res, to, (status) => {
+            forwardToUpstream(req, res, to, (status, headers) => {
                 const refused = upstream.refusalStatuses.includes(status);
-                log(status, inFlightAtArrival, refused ? 'refused' : undefined);
+                const retryAfter = headers['retry-after'];
+                log(status, inFlightAtArrival, refused ? 'refused' : undefined, retryAfter);
             });
             return;
         }

@@ -11,7 +11,7 @@ function endToEnd(headers: IncomingHttpHeaders): IncomingHttpHeaders {
 
 /**
  * Sends one request on to a server on 127.0.0.1 and streams its answer back unchanged (status, headers,
- * body), as a transparent reverse proxy. `onStatus` hears the upstream's status once its headers
+ * body), as a transparent reverse proxy. `onStatus` hears the upstream's status and headers once they
  * arrive, or 502 when the upstream cannot be reached; a client that goes away aborts the upstream
  * request, so a limiter counting connections sees it end.
  */
@@ -19,7 +19,7 @@ export function forwardToUpstream(
     req: IncomingMessage,
     res: ServerResponse,
     upstream: { port: number; path: string; host: string; agent: Agent },
-    onStatus: (status: number) => void,
+    onStatus: (status: number, headers: IncomingHttpHeaders) => void,
 ): void {
     const outgoing = request(
         {
@@ -32,7 +32,7 @@ export function forwardToUpstream(
         },
         (answer) => {
             const status = answer.statusCode ?? 502;
-            onStatus(status);
+            onStatus(status, answer.headers);
             res.writeHead(status, endToEnd(answer.headers));
             answer.pipe(res);
             answer.once('error', () => res.destroy());
@@ -43,7 +43,7 @@ export function forwardToUpstream(
             res.destroy();
             return;
         }
-        onStatus(502);
+        onStatus(502, {});
         const body = 'upstream unreachable\n';
         res.writeHead(502, { 'Content-Type': 'text/plain; charset=utf-8', 'Content-Length': Buffer.byteLength(body) });
         res.end(body);
