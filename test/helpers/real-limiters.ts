@@ -18,9 +18,14 @@ import { memoryConfig } from './storage';
  * the block is skipped on a developer's machine with a test name saying what to install, and fails
  * under CI (`CI=true`), where `.ci/run` installs it.
  */
-export function describeLimiter(kind: RealLimiterKind | 'polite-web', name: string, body: () => void): void {
-    const binary = kind === 'polite-web' ? undefined : binaryOf(kind);
-    if (binary === undefined || findBinary(binary)) {
+export function describeLimiter(
+    kinds: RealLimiterKind | 'polite-web' | readonly RealLimiterKind[],
+    name: string,
+    body: () => void,
+): void {
+    const list = typeof kinds === 'string' ? (kinds === 'polite-web' ? [] : [kinds]) : kinds;
+    const binary = list.map(binaryOf).find((b) => b !== undefined && !findBinary(b));
+    if (binary === undefined) {
         describe(name, body);
         return;
     }
@@ -122,10 +127,11 @@ export function maxInFlightAfter(entries: readonly LogEntry[], host: string, ski
 /**
  * For every refusal with a `Retry-After` in seconds, the arrivals at its site that came sooner than it
  * asked, leaving out those that may have been on their way already (arrived within `inFlightMs` of the
- * refusal's answer: on a loaded 2-core machine a dispatched request can take 100 ms or more to arrive).
+ * refusal's answer: on a loaded 2-core machine, with several requests in flight, an answer can take
+ * hundreds of ms to reach the crawler and a dispatched request as long to arrive).
  * Each is described by its arrival, ms after the refusal's answer, and the wait asked for.
  */
-export function retryAfterViolations(entries: readonly LogEntry[], host: string, inFlightMs = 300): string[] {
+export function retryAfterViolations(entries: readonly LogEntry[], host: string, inFlightMs = 1000): string[] {
     const arrivals = entries.filter((e) => e.site === host).sort((a, b) => a.time - b.time);
     const early: string[] = [];
     for (const refusal of arrivals.filter((e) => e.refused && /^\d+$/.test(e.retryAfter ?? ''))) {

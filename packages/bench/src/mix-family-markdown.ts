@@ -170,6 +170,31 @@ const FIGURES = [
     'response / unloaded (worst)',
 ];
 
+/** What B5's family holds, who runs it and how to run it: the part of the section no run changes. */
+export function b5Description(): string[] {
+    const r = FAMILY_RANGES;
+    const span = (range: readonly number[]) => `${range[0]}–${range[range.length - 1]}`;
+    return [
+        'Each mix is a few sites of these kinds, every parameter drawn from a seeded range (rates ' +
+            `${span(r.rate)} req/s, long crawls ${span(r.longRate)}; latency ${span(r.latencyMs)} ms unless said):`,
+        '',
+        `- \`bucket\`: polite-web token bucket, burst ${span(r.burst)}, 429 or 503 with \`Retry-After\` in seconds, as an HTTP-date or absent.`,
+        `- \`window\`: polite-web fixed window of ${r.windowSecs.join(', ')} s (from the first request, or on the epoch), RateLimit headers that tell the truth about it: express-rate-limit's draft-8 or legacy (\`X-RateLimit-*\`, reset in epoch seconds), GitHub's, IETF or \`RateLimit-*\` (delta seconds); \`Retry-After\` to the window's end.`,
+        `- \`slow\`: a server that never says "too many": ${span(r.workers)} workers, ${span(r.msPerPage)} ms a page, one FIFO queue, so response times grow with load; a third have a queue limit (503 beyond).`,
+        `- \`nginx-limit-req\` / \`nginx-limit-req-delay\`: a real nginx \`limit_req\` (whole requests a minute, burst ${span(r.burst)}) with \`nodelay\`, or without it (requests within the burst are held, not refused); 429 or 503 (\`limit_req_status\`), no \`Retry-After\`.`,
+        `- \`nginx-limit-conn\`: a real nginx \`limit_conn\` of ${span(r.conns)} in front of ${span(r.connLatencyMs)} ms pages (\`proxy_pass\` to a Node origin), 503 or 429 beyond.`,
+        '- `haproxy`: a real haproxy stick table, `http_req_rate(10s)` above N denied with 429 (refused requests count too).',
+        `- \`express-rate-limit\`: express-rate-limit v8, memory store, a window of ${r.windowSecs.join(', ')} s, \`standardHeaders: 'draft-8'\` or legacy headers, 429 with \`Retry-After\`.`,
+        '- `rate-limiter-flexible`: `RateLimiterMemory` of points per 1, 2 or 5 s, 429 with `Retry-After`.',
+        '',
+        "nginx and haproxy run as child processes on free 127.0.0.1 ports with their config in a temp dir (`.ci/install-limiters.sh` installs them from Debian); the Node limiters run in the bench process. polite-web sits in front of every site as the crawlers' proxy and logs each request (arrival, answer, in flight, refusal). A mix's first site turns through the kinds with the seed, so nine consecutive seeds meet every kind.",
+        '',
+        "Contenders, every one an HttpCrawler with the same settings: (a) Crawlee alone; (b) Crawlee with one `sameDomainDelaySecs` = the slowest site's interval; (c) the oracle: the throttler told each site's limit as its scope, `rampup: false`, `delaySecs` = 1 / (0.95 × rate) with slots for the response time, or `concurrency` = the cap (a slow server's workers, `limit_conn`'s N); (d) the throttler with defaults (`{ domains: 'all' }`), told nothing.",
+        '',
+        'Run it with `npm run bench -- --only B5` (the report seeds, 3000–3026), `--mixes tuning` (4000–4026: tune on these, never on the report seeds), `--mixes FIRST,COUNT`, or `--quick` (seeds 2000–2008, 8 pages a site, about 2 minutes on an idle 2-core machine).',
+    ];
+}
+
 export function b5Section(
     results: readonly MixResult[],
     sizes: MixFamilySizes,
@@ -179,11 +204,13 @@ export function b5Section(
     return [
         '## B5 — a family of unknown sites and real limiters',
         '',
-        `${results.length} mixes drawn from seeds ${sizes.firstSeed}–${sizes.firstSeed + sizes.count - 1} (see [the B5 notes](#b5-notes)): ` +
+        ...b5Description(),
+        '',
+        `This run: ${results.length} mixes from seeds ${sizes.firstSeed}–${sizes.firstSeed + sizes.count - 1}, ` +
             `${r.shortSiteCounts[0]} to ${Math.max(...r.shortSiteCounts)} sites, short crawls of ${sizes.pages ?? r.shortPages} pages a site and long ones of ${sizes.pages ?? r.longPages} (${Math.round(sizes.longShare * 100)} % of the seeds). ` +
-            `Every contender is an HttpCrawler with \`minConcurrency: ${MIX_CRAWLER.minConcurrency}, maxConcurrency: ${MIX_CRAWLER.maxConcurrency}\`, each against its own web and its own limiters. ` +
+            `Every contender is an HttpCrawler with \`minConcurrency: ${MIX_CRAWLER.minConcurrency}, maxConcurrency: ${MIX_CRAWLER.maxConcurrency}\`, each against its own web and its own limiters; a short mix's contenders run side by side, a long mix's one after another. ` +
             `"makespan / oracle" divides by the oracle's makespan on the same mix; "response / unloaded" is the worst site's median response time over max(its unloaded response time, ${RESPONSE_FLOOR_MS} ms). ` +
-            `A run is stopped at ${sizes.capIdeal}× ideal + ${sizes.capSlackMs / 1000} s (counted in "capped").`,
+            `A run is stopped at ${sizes.capIdeal}× ideal + ${sizes.capSlackMs / 1000} s (counted in "capped"; ideal = the slowest site's pages over its capacity).`,
         '',
         mdTable(['contender', ...FIGURES, 'capped'], summaryRows(results, contenders), [
             'l',
