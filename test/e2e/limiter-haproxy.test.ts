@@ -1,6 +1,6 @@
 import { crawlBehindLimiters, describeLimiter, pagesServed, refusals } from '../helpers/real-limiters';
 
-const PAGES = 30;
+const PAGES = 24;
 
 describeLimiter('haproxy', 'a real haproxy stick table denying above 20 requests per 10 s (429)', () => {
     test('every page is done and refusals stay few, though haproxy counts refused requests too', async () => {
