@@ -326,7 +326,7 @@ describe("parity: domains: 'all'", () => {
     });
 
     test('upstream "backs off a domain nobody listed" and "paces one domain without holding back the others"', async () => {
-        const { manager } = setup({ domains: 'all', queueLayout: 'perDomain', queueLayout: 'perDomain' });
+        const { manager } = setup({ domains: 'all', queueLayout: 'perDomain' });
         await manager.addRequestsBatched(['https://x.org/1', 'https://x.org/2', 'https://y.org/1'], {
             waitForAllRequestsToBeAdded: true,
         });

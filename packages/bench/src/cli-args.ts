@@ -13,8 +13,9 @@ B7 and B8 run only when asked for (--only B7,B8): they spawn crawler processes a
   --quick         tiny sizes, for a smoke run
   --broad         B3: add the row of 100,000 domains × 3 requests (whole B3 about 30 to 40 minutes)
   --only LIST     comma-separated scenarios, e.g. B1,B3
-  --mixes FIRST,COUNT
-                  B5: draw COUNT mixes from seed FIRST (default 3000,20; quick 2000,2)
+  --mixes FIRST,COUNT | report | tuning
+                  B5: draw COUNT mixes from seed FIRST, or a named set: report (3000,27, the
+                  default), tuning (4000,27: tune on these, report on the others); quick 2000,9
   --out PATH      markdown file (default docs/benchmarks.md; relative to the repo root)
   --help          this text`;
 
@@ -43,11 +44,15 @@ export function parseBenchArgs(argv: string[]): BenchmarkOptions & { help: boole
             throw new Error(`--only takes a list of ${SCENARIO_IDS.join(', ')}; got "${values.only}"`);
         only = SCENARIO_IDS.filter((id) => ids.includes(id));
     }
-    let mixes: { firstSeed: number; count: number } | undefined;
-    if (values.mixes !== undefined) {
+    let mixes: BenchmarkOptions['mixes'];
+    if (values.mixes === 'report' || values.mixes === 'tuning') {
+        mixes = values.mixes;
+    } else if (values.mixes !== undefined) {
         const [firstSeed, count] = values.mixes.split(',').map((s) => Number(s.trim()));
         if (!Number.isSafeInteger(firstSeed) || !Number.isSafeInteger(count) || firstSeed < 0 || count < 1)
-            throw new Error(`--mixes takes FIRST,COUNT (whole numbers, COUNT >= 1); got "${values.mixes}"`);
+            throw new Error(
+                `--mixes takes FIRST,COUNT (whole numbers, COUNT >= 1), 'report' or 'tuning'; got "${values.mixes}"`,
+            );
         mixes = { firstSeed, count };
     }
     return {

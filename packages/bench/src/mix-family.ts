@@ -1,23 +1,32 @@
 import { log, LogLevel, ProxyConfiguration, RequestQueue } from '@crawlee/core';
 import { HttpCrawler } from '@crawlee/http';
 import type { HttpCrawlerOptions } from '@crawlee/http';
-import { type PoliteWeb, startPoliteWeb } from '@crawlee-throttling/polite-web';
+import { type PoliteWeb, type SiteOptions, startPoliteWeb } from '@crawlee-throttling/polite-web';
 import { ThrottlingRequestManager, type ThrottlingRequestManagerOptions } from 'crawlee-throttling';
 
-import { drawMixes, type Mix } from './mixes';
+import { drawFamilyMixes, type FamilyMix, oracleScope } from './family-mixes';
+import { type FamilyRunScore, scoreFamilyRun } from './family-score';
+import { type RunningLimiter, startRealLimiter } from './limiters/real-limiter';
 import { sleep } from './stats';
 import { memoryConfig } from './storage';
 
 /**
- * B5's contenders: Crawlee alone (two ways), the throttler with defaults (adaptive pacing), and the
- * throttler with rampup off (backoff alone).
+ * B5's contenders: Crawlee alone (two ways), the oracle (the throttler told each site's limit, rampup
+ * off) and the throttler with defaults, told nothing.
  */
-export type MixContenderId = 'plain' | 'sameDomainDelay' | 'throttler' | 'throttlerNoRampup';
+export type MixContenderId = 'plain' | 'sameDomainDelay' | 'oracle' | 'throttler';
 
-export const MIX_CONTENDERS: readonly MixContenderId[] = ['plain', 'sameDomainDelay', 'throttler', 'throttlerNoRampup'];
+export const MIX_CONTENDERS: readonly MixContenderId[] = ['plain', 'sameDomainDelay', 'oracle', 'throttler'];
 
 /** The crawler settings every contender shares: a pool that starts wide, as a crawl of many sites does. */
 export const MIX_CRAWLER = { minConcurrency: 20, maxConcurrency: 40 } as const;
+
+/** Named seed sets: tune on one, report on the other. */
+export const MIX_SEED_SETS = {
+    report: { firstSeed: 3000, count: 27 },
+    tuning: { firstSeed: 4000, count: 27 },
+    quick: { firstSeed: 2000, count: 9 },
+} as const;
 
 export interface MixFamilySizes {
     firstSeed: number;
@@ -32,81 +41,102 @@ export interface MixFamilySizes {
     capSlackMs: number;
 }
 
-export interface MixRun {
+export interface MixRun extends FamilyRunScore {
     contender: MixContenderId;
-    pagesTotal: number;
-    pagesCompleted: number;
-    requests: number;
-    refusals: number;
-    refusedShare: number;
-    makespanMs: number;
     idealMs: number;
     timedOut: boolean;
 }
 
 export interface MixResult {
-    mix: Mix;
+    mix: FamilyMix;
     runs: MixRun[];
 }
 
-function throttlerOptions(contender: MixContenderId): ThrottlingRequestManagerOptions {
-    return contender === 'throttlerNoRampup' ? { domains: 'all', rampup: false } : { domains: 'all' };
+/** The one `sameDomainDelaySecs` Crawlee takes for every site: the slowest site's interval. */
+export function slowestIntervalSecs(mix: FamilyMix): number {
+    return Math.max(...mix.sites.map((s) => 1 / s.capacity));
 }
 
-/** The slowest site's interval: one `sameDomainDelaySecs` is all Crawlee takes, for every site. */
-export function slowestIntervalSecs(mix: Mix): number {
-    return Math.max(...mix.sites.map((s) => 1 / s.rate!));
+/** The throttler's options: defaults, or (oracle) each site's limit as its scope. */
+export function contenderThrottlerOptions(
+    contender: 'oracle' | 'throttler',
+    mix: FamilyMix,
+): ThrottlingRequestManagerOptions {
+    if (contender === 'throttler') return { domains: 'all' };
+    return { domains: 'all', scopes: Object.fromEntries(mix.sites.map((s) => [s.host, oracleScope(s)])) };
 }
 
-function urlList(web: PoliteWeb, mix: Mix): string[] {
+function urlList(web: PoliteWeb, mix: FamilyMix): string[] {
     const urls: string[] = [];
-    for (let p = 0; p < mix.pages; p++) for (const site of web.sites) urls.push(web.url(site.host, `/page/${p}`));
+    for (let p = 0; p < mix.pages; p++) for (const site of mix.sites) urls.push(web.url(site.host, `/page/${p}`));
     return urls;
 }
 
-async function runContender(web: PoliteWeb, mix: Mix, contender: MixContenderId, capMs: number): Promise<MixRun> {
-    web.reset();
-    const config = memoryConfig();
-    const options: HttpCrawlerOptions = {
-        ...MIX_CRAWLER,
-        proxyConfiguration: new ProxyConfiguration({ proxyUrls: [web.proxyUrl] }),
-        async requestHandler() {},
-        async failedRequestHandler() {},
-    };
-    let throttler: ThrottlingRequestManager | undefined;
-    if (contender === 'throttler' || contender === 'throttlerNoRampup') {
-        throttler = new ThrottlingRequestManager(throttlerOptions(contender), config);
-        options.requestQueue = throttler.asRequestQueue();
-    } else {
-        options.requestQueue = await RequestQueue.open(null, { config });
-        if (contender === 'sameDomainDelay') options.sameDomainDelaySecs = slowestIntervalSecs(mix);
-    }
-    const crawler = new HttpCrawler(options, config);
-    throttler?.attach(crawler);
-    let timedOut = false;
-    const cap = setTimeout(() => {
-        timedOut = true;
-        crawler.stop('benchmark time cap');
-        setTimeout(() => void crawler.teardown().catch(() => undefined), 5_000).unref();
-    }, capMs);
+/** Starts the mix's real limiters and a polite web whose sites forward to them. */
+async function startMixWeb(mix: FamilyMix): Promise<{ web: PoliteWeb; close: () => Promise<void> }> {
+    const limiters: RunningLimiter[] = [];
+    const close = async () => void (await Promise.all(limiters.map((l) => l.close())));
     try {
-        await crawler.run(urlList(web, mix));
-    } finally {
-        clearTimeout(cap);
+        const sites: SiteOptions[] = [];
+        for (const site of mix.sites) {
+            if (!site.limiter) {
+                sites.push(site.site);
+                continue;
+            }
+            const limiter = await startRealLimiter(site.limiter);
+            limiters.push(limiter);
+            sites.push({ ...site.site, upstream: { port: limiter.port } });
+        }
+        const web = await startPoliteWeb({ sites });
+        return {
+            web,
+            close: async () => {
+                await web.close();
+                await close();
+            },
+        };
+    } catch (error) {
+        await close();
+        throw error;
     }
-    if (timedOut) await sleep(500);
-    const score = web.score({ pages: mix.pages });
-    return {
-        contender,
-        pagesTotal: mix.sites.length * mix.pages,
-        pagesCompleted: score.totals.distinctPagesServed,
-        requests: score.totals.requests,
-        refusals: score.totals.refusals,
-        refusedShare: score.totals.refusedShare,
-        makespanMs: score.makespanMs,
-        idealMs: mix.idealMs,
-        timedOut,
-    };
+}
+
+async function runContender(mix: FamilyMix, contender: MixContenderId, capMs: number): Promise<MixRun> {
+    const { web, close } = await startMixWeb(mix);
+    try {
+        const config = memoryConfig();
+        const options: HttpCrawlerOptions = {
+            ...MIX_CRAWLER,
+            proxyConfiguration: new ProxyConfiguration({ proxyUrls: [web.proxyUrl] }),
+            async requestHandler() {},
+            async failedRequestHandler() {},
+        };
+        let throttler: ThrottlingRequestManager | undefined;
+        if (contender === 'throttler' || contender === 'oracle') {
+            throttler = new ThrottlingRequestManager(contenderThrottlerOptions(contender, mix), config);
+            options.requestQueue = throttler.asRequestQueue();
+        } else {
+            options.requestQueue = await RequestQueue.open(null, { config });
+            if (contender === 'sameDomainDelay') options.sameDomainDelaySecs = slowestIntervalSecs(mix);
+        }
+        const crawler = new HttpCrawler(options, config);
+        throttler?.attach(crawler);
+        let timedOut = false;
+        const cap = setTimeout(() => {
+            timedOut = true;
+            crawler.stop('benchmark time cap');
+            setTimeout(() => void crawler.teardown().catch(() => undefined), 5_000).unref();
+        }, capMs);
+        try {
+            await crawler.run(urlList(web, mix));
+        } finally {
+            clearTimeout(cap);
+        }
+        if (timedOut) await sleep(500);
+        return { contender, idealMs: mix.idealMs, timedOut, ...scoreFamilyRun(web.log, mix) };
+    } finally {
+        await close();
+    }
 }
 
 /** Runs `tasks` one after another (`inTurn`) or all at once; answers their results in order. */
@@ -117,13 +147,13 @@ async function inTurnOrTogether<T>(inTurn: boolean, tasks: (() => Promise<T>)[])
     return results;
 }
 
-/** Runs every mix of the family against each contender, one polite web per contender. */
+/** Runs every mix of the family against each contender, each contender with its own web and limiters. */
 export async function runMixFamily(
     sizes: MixFamilySizes,
     progress: (line: string) => void,
     contenders: readonly MixContenderId[] = MIX_CONTENDERS,
 ): Promise<MixResult[]> {
-    const mixes = drawMixes(sizes.firstSeed, sizes.count, sizes.longShare, {
+    const mixes = drawFamilyMixes(sizes.firstSeed, sizes.count, sizes.longShare, {
         pages: sizes.pages,
         minRate: sizes.minRate,
     });
@@ -133,24 +163,18 @@ export async function runMixFamily(
     try {
         for (const mix of mixes) {
             const capMs = mix.idealMs * sizes.capIdeal + sizes.capSlackMs;
-            // Side by side, each against its own polite web: short crawls mostly wait on the sites'
-            // rates, and a sequential run of the family would take an hour. A long crawl of a fast
-            // site keeps an event loop busy: side by side, the four crawlers and webs would share one
-            // (mix 3012's throttler took 2.2x ideal there and 1.14x alone), so they go one at a time.
+            // Side by side: short crawls mostly wait on the sites' limits. A long crawl of fast sites keeps
+            // an event loop busy, so there the contenders go one at a time.
             const runs = await inTurnOrTogether(
                 mix.kind === 'long',
                 contenders.map((contender) => async () => {
-                    const web = await startPoliteWeb({ sites: mix.sites });
-                    try {
-                        const run = await runContender(web, mix, contender, capMs);
-                        progress(
-                            `B5 mix ${mix.seed} (${mix.kind}, ${mix.sites.length} sites) ${contender}: ${run.pagesCompleted}/${run.pagesTotal} pages, ` +
-                                `${run.refusals}/${run.requests} refused, ${(run.makespanMs / run.idealMs).toFixed(2)}× ideal${run.timedOut ? ' (time cap)' : ''}`,
-                        );
-                        return run;
-                    } finally {
-                        await web.close();
-                    }
+                    const run = await runContender(mix, contender, capMs);
+                    progress(
+                        `B5 mix ${mix.seed} (${mix.kind}, ${mix.sites.map((s) => s.kind).join(' ')}) ${contender}: ` +
+                            `${run.pagesCompleted}/${run.pagesTotal} pages, ${run.refusals}/${run.requests} refused, ` +
+                            `${(run.makespanMs / 1000).toFixed(1)} s${run.timedOut ? ' (time cap)' : ''}`,
+                    );
+                    return run;
                 }),
             );
             results.push({ mix, runs });

@@ -19,7 +19,7 @@ Options:
   --max-concurrent C        refuse beyond C requests in flight per site (default none)
   --refusal 429|503         refusal status (default 429)
   --retry-after seconds|http-date|none (default seconds)
-  --rate-limit-headers none|ietf|legacy|x-ratelimit (default none)
+  --rate-limit-headers none|ietf|legacy|x-ratelimit|draft-8|github (default none)
   -h, --help                show this help`;
 
 /** What the CLI was asked to do. */
@@ -84,6 +84,8 @@ export function parseCliArgs(argv: string[]): CliCommand {
                     'ietf',
                     'legacy',
                     'x-ratelimit',
+                    'draft-8',
+                    'github',
                 ]) ?? 'none',
         },
     };

@@ -13,7 +13,15 @@ export type {
     RateLimitHeaderStyle,
     RateLimitSchedule,
     ConnectionResetOptions,
+    WindowLimit,
+    ServiceOptions,
+    UpstreamOptions,
 } from './site-options';
+export type { WindowStart } from './fixed-window';
+export { FixedWindow } from './fixed-window';
+export { WorkerQueue } from './worker-queue';
+export type { QueueAdmission } from './worker-queue';
+
 export { TokenBucket } from './token-bucket';
 export type { LogEntry } from './request-log';
 export { isRobotsPath } from './request-log';

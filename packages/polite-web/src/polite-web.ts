@@ -1,4 +1,4 @@
-import { createServer, type IncomingMessage, type ServerResponse } from 'node:http';
+import { Agent, createServer, type IncomingMessage, type ServerResponse } from 'node:http';
 import type { Duplex } from 'node:stream';
 import type { AddressInfo } from 'node:net';
 import type { LogEntry } from './request-log';
@@ -68,7 +68,9 @@ export async function startPoliteWeb(options: PoliteWebOptions): Promise<PoliteW
     let log: LogEntry[] = [];
 
     const runtimes = new Map<string, SiteRuntime>();
+    const agent = new Agent({ keepAlive: true, maxSockets: Infinity });
     const siteHost = {
+        agent,
         clock,
         record: (entry: LogEntry) => void log.push(entry),
         delay: (ms: number, fn: () => void) => {
@@ -89,7 +91,7 @@ export async function startPoliteWeb(options: PoliteWebOptions): Promise<PoliteW
         const target = requestTarget(req);
         const runtime = runtimes.get(target.host);
         if (runtime) {
-            runtime.handle(res, target);
+            runtime.handle(res, target, req);
             return;
         }
         log.push({ site: target.host, path: target.path, time: clock(), status: 502, inFlightAtArrival: 0 });
@@ -157,6 +159,7 @@ export async function startPoliteWeb(options: PoliteWebOptions): Promise<PoliteW
                 server.close((err) => (err ? reject(err) : resolve()));
                 // Keep-alive sockets from crawlers would otherwise hold close() open indefinitely.
                 server.closeAllConnections();
+                agent.destroy();
                 for (const socket of rawSockets) socket.destroy();
             }),
     };

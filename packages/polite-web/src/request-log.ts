@@ -23,6 +23,13 @@ export interface LogEntry {
      * of the refusal (a 430, or a 200 "slow down" page, counts too).
      */
     readonly refused?: true;
+    /**
+     * When the response was finished or abandoned, epoch ms from the web's clock (unset while it is being
+     * answered): `respondedAt - time` is the response time the client met.
+     */
+    respondedAt?: number;
+    /** The `Retry-After` an upstream site's server answered with, when it sent one (`upstream` sites only). */
+    readonly retryAfter?: string;
     /** The sender's `x-crawler-process` header, when it sent one (which of several crawler processes). */
     readonly client?: string;
 }

@@ -1,8 +1,10 @@
+import type { WindowStart } from './fixed-window';
+
 /** How a refusal tells the client when to come back. */
 export type RetryAfterStyle = 'seconds' | 'http-date' | 'none';
 
 /** Which family of rate-limit headers a site advertises. */
-export type RateLimitHeaderStyle = 'none' | 'ietf' | 'legacy' | 'x-ratelimit';
+export type RateLimitHeaderStyle = 'none' | 'ietf' | 'legacy' | 'x-ratelimit' | 'draft-8' | 'github';
 
 /** What a site answers when it refuses a request (rate limit exceeded or overloaded). */
 export interface RefusalOptions {
@@ -21,7 +23,14 @@ export interface RefusalOptions {
      * Rate-limit headers sent on every response of a rate-limited site (successes included):
      * - `ietf`: `RateLimit-Policy: "default";q=<burst>;w=<window>` and `RateLimit: "default";r=<remaining>;t=<reset>`
      * - `legacy`: `RateLimit-Limit`, `RateLimit-Remaining`, `RateLimit-Reset` (delta seconds)
-     * - `x-ratelimit`: `X-RateLimit-Limit`, `X-RateLimit-Remaining`, `X-RateLimit-Reset` (epoch seconds)
+     * - `x-ratelimit`: `X-RateLimit-Limit`, `X-RateLimit-Remaining`, `X-RateLimit-Reset` (epoch seconds),
+     *   as express-rate-limit's `legacyHeaders`
+     * - `draft-8`: express-rate-limit v8's `standardHeaders: 'draft-8'`:
+     *   `RateLimit-Policy: "<q>-in-<w>sec"; q=<q>; w=<w>; pk=:…:` and `RateLimit: "<q>-in-<w>sec"; r=<remaining>; t=<reset>`
+     * - `github`: GitHub's `X-RateLimit-Limit`, `-Remaining`, `-Used`, `-Reset` (epoch seconds) and `-Resource`
+     *
+     * On a `window` site they tell the truth about the window (its limit, what is left, when it ends); on a
+     * token-bucket site they state the bucket (capacity, whole tokens left, time until full).
      * @default 'none'
      */
     rateLimitHeaders?: RateLimitHeaderStyle;
@@ -63,6 +72,52 @@ export interface ConnectionResetOptions {
      * @default 1
      */
     seed?: number;
+}
+
+/** A fixed-window quota: at most `limit` requests per `windowSecs`, every request counted (refused ones too). */
+export interface WindowLimit {
+    /** Requests allowed per window. */
+    limit: number;
+    /** Window length, seconds. */
+    windowSecs: number;
+    /**
+     * When windows start: at the client's first request after the last window ended (express-rate-limit's
+     * memory store), or aligned on the epoch (GitHub-like hourly quotas).
+     * @default 'first-request'
+     */
+    start?: WindowStart;
+}
+
+/**
+ * A server that slows down under load instead of refusing: `workers` workers take `msPerPage` each from
+ * one FIFO queue, so a page's response time is its wait plus `msPerPage`.
+ */
+export interface ServiceOptions {
+    /** Requests served at once. */
+    workers: number;
+    /** Time one worker spends on a page, ms. */
+    msPerPage: number;
+    /**
+     * Most requests waiting for a worker; one more is refused with `refusal.status` (say 503).
+     * @default undefined (the queue grows without bound; nothing is refused)
+     */
+    queueLimit?: number;
+}
+
+/**
+ * Forwards the site's requests to a real server on 127.0.0.1 (an nginx, haproxy or Node rate limiter),
+ * with the site's hostname as `Host`, and logs what it answers: the web then acts as a transparent proxy
+ * in front of a limiter it did not write. `rate`, `window`, `service`, `maxConcurrent`, `latencyMs` and
+ * `connectionResets` do not apply; robots.txt is answered by the web itself.
+ */
+export interface UpstreamOptions {
+    /** Port on 127.0.0.1. */
+    port: number;
+    /**
+     * Upstream statuses logged as refusals.
+     * @default [429, 503]
+     */
+    refusalStatuses?: readonly number[];
 }
 
 /** Replaces the generated /robots.txt. */
@@ -117,6 +172,21 @@ export interface SiteOptions {
      */
     refusal?: RefusalOptions;
     /**
+     * A fixed-window quota instead of a token bucket (not with `rate`); rate-limit headers then describe it.
+     * @default undefined
+     */
+    window?: WindowLimit;
+    /**
+     * Workers and a FIFO queue: response times grow with load (see {@link ServiceOptions}).
+     * @default undefined (every request is answered after `latencyMs`, however many are in flight)
+     */
+    service?: ServiceOptions;
+    /**
+     * Forward to a real server instead of simulating one (see {@link UpstreamOptions}).
+     * @default undefined
+     */
+    upstream?: UpstreamOptions;
+    /**
      * Delay before every non-refused response (pages, 404s, robots.txt), in milliseconds.
      * Refusals are immediate, like a rate limiter at the edge that rejects before doing any work.
      * @default 0
@@ -166,6 +236,9 @@ export interface ResolvedSite {
     readonly host: string;
     readonly rate: number | undefined;
     readonly burst: number;
+    readonly window: Readonly<Required<WindowLimit>> | undefined;
+    readonly service: Readonly<ServiceOptions> | undefined;
+    readonly upstream: Readonly<Required<UpstreamOptions>> | undefined;
     readonly refusal: Readonly<Required<Omit<RefusalOptions, 'body'>>> & { readonly body?: string };
     readonly latencyMs: number;
     readonly maxConcurrent: number | undefined;
@@ -238,6 +311,50 @@ function resolveResets(
     return { share: resets.share, seed };
 }
 
+function positiveInteger(value: number, name: string, host: string): void {
+    if (!(Number.isInteger(value) && value >= 1)) {
+        throw new RangeError(`site ${host}: ${name} must be an integer >= 1, got ${value}`);
+    }
+}
+
+function resolveWindow(options: SiteOptions, host: string): Required<WindowLimit> | undefined {
+    const window = options.window;
+    if (window === undefined) return undefined;
+    if (options.rate !== undefined) {
+        throw new TypeError(`site ${host}: window and rate are two limiters; give one of them`);
+    }
+    positiveInteger(window.limit, 'window.limit', host);
+    if (!(Number.isFinite(window.windowSecs) && window.windowSecs > 0)) {
+        throw new RangeError(`site ${host}: window.windowSecs must be a finite number > 0, got ${window.windowSecs}`);
+    }
+    const start = window.start ?? 'first-request';
+    if (start !== 'first-request' && start !== 'epoch') {
+        throw new RangeError(`site ${host}: window.start must be 'first-request' or 'epoch', got ${String(start)}`);
+    }
+    return { limit: window.limit, windowSecs: window.windowSecs, start };
+}
+
+function resolveService(service: ServiceOptions | undefined, host: string): ServiceOptions | undefined {
+    if (service === undefined) return undefined;
+    positiveInteger(service.workers, 'service.workers', host);
+    assertNonNegative(service.msPerPage, 'service.msPerPage', host);
+    if (service.msPerPage === undefined) throw new RangeError(`site ${host}: service.msPerPage is required`);
+    if (service.queueLimit !== undefined && !(Number.isInteger(service.queueLimit) && service.queueLimit >= 0)) {
+        throw new RangeError(`site ${host}: service.queueLimit must be an integer >= 0, got ${service.queueLimit}`);
+    }
+    return { ...service };
+}
+
+function resolveUpstream(upstream: UpstreamOptions | undefined, host: string): Required<UpstreamOptions> | undefined {
+    if (upstream === undefined) return undefined;
+    if (!(Number.isInteger(upstream.port) && upstream.port >= 1 && upstream.port <= 65535)) {
+        throw new RangeError(`site ${host}: upstream.port must be a port number (1-65535), got ${upstream.port}`);
+    }
+    const refusalStatuses = upstream.refusalStatuses ?? [429, 503];
+    refusalStatuses.forEach((status) => assertStatus(status, 'upstream.refusalStatuses', host));
+    return { port: upstream.port, refusalStatuses: [...refusalStatuses] };
+}
+
 /** Applies defaults and rejects configurations that would make the simulation meaningless. */
 export function resolveSite(options: SiteOptions): ResolvedSite {
     const host = normalizeHost(options.host);
@@ -268,6 +385,9 @@ export function resolveSite(options: SiteOptions): ResolvedSite {
         host,
         rate: options.rate,
         burst,
+        window: resolveWindow(options, host),
+        service: resolveService(options.service, host),
+        upstream: resolveUpstream(options.upstream, host),
         refusal: {
             status: options.refusal?.status ?? 429,
             retryAfter: options.refusal?.retryAfter ?? 'seconds',

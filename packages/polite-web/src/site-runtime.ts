@@ -1,4 +1,4 @@
-import { STATUS_CODES, type ServerResponse } from 'node:http';
+import { type Agent, type IncomingMessage, STATUS_CODES, type ServerResponse } from 'node:http';
 import type { LogEntry } from './request-log';
 import { rateLimitHeaders } from './rate-limit-headers';
 import type { RequestTarget } from './request-target';
@@ -10,6 +10,9 @@ import { sendThenReset } from './connection-reset';
 import { scheduleIsOn } from './rate-limit-schedule';
 import { seededRandom } from './seeded-random';
 import { TokenBucket } from './token-bucket';
+import { FixedWindow } from './fixed-window';
+import { WorkerQueue } from './worker-queue';
+import { forwardToUpstream } from './upstream-forward';
 
 /** What a site needs from the server that hosts it. */
 export interface SiteHost {
@@ -17,11 +20,17 @@ export interface SiteHost {
     record: (entry: LogEntry) => void;
     /** Runs `fn` after `ms`, cancelled if the server closes first. */
     delay: (ms: number, fn: () => void) => void;
+    /** Keeps connections to `upstream` servers open between requests; destroyed when the web closes. */
+    agent: Agent;
 }
 
 /** The mutable side of one site: its token bucket and in-flight accounting. */
 export class SiteRuntime {
     private readonly bucket: TokenBucket | undefined;
+    // The fixed-window quota of a `window` site.
+    private readonly window: FixedWindow | undefined;
+    // Workers and their queue of a `service` site.
+    private readonly queue: WorkerQueue | undefined;
     private inFlightNow = 0;
     private maxInFlightSeen = 0;
     private scheduleStartedAt: number;
@@ -34,6 +43,9 @@ export class SiteRuntime {
         private readonly server: SiteHost,
     ) {
         this.bucket = site.rate === undefined ? undefined : new TokenBucket(site.rate, site.burst, server.clock());
+        const { window, service } = site;
+        this.window = window && new FixedWindow(window.limit, window.windowSecs * 1000, window.start);
+        this.queue = service && new WorkerQueue(service.workers, service.msPerPage, service.queueLimit);
         this.scheduleStartedAt = server.clock();
         this.resetDraw = seededRandom(site.connectionResets?.seed ?? 1);
     }
@@ -59,15 +71,22 @@ export class SiteRuntime {
     /** Refills the bucket, restarts the rate-limit schedule and reseeds the resets: a run starts as the first did. */
     restart(): void {
         this.resetBucket();
+        this.window?.reset();
+        this.queue?.reset();
         this.scheduleStartedAt = this.server.clock();
         this.resetDraw = seededRandom(this.site.connectionResets?.seed ?? 1);
         this.robotsRequests = 0;
     }
 
-    handle(res: ServerResponse, target: RequestTarget): void {
+    handle(res: ServerResponse, target: RequestTarget, req?: IncomingMessage): void {
         const now = this.server.clock();
-        const log = (status: number, inFlightAtArrival: number, flag?: 'reset' | 'refused'): void =>
-            this.server.record({
+        const log = (
+            status: number,
+            inFlightAtArrival: number,
+            flag?: 'reset' | 'refused',
+            retryAfter?: string,
+        ): LogEntry => {
+            const entry: LogEntry = {
                 site: this.site.host,
                 path: target.path,
                 time: now,
@@ -75,7 +94,17 @@ export class SiteRuntime {
                 inFlightAtArrival,
                 ...(target.client === undefined ? {} : { client: target.client }),
                 ...(flag ? { [flag]: true } : {}),
-            });
+                ...(retryAfter === undefined ? {} : { retryAfter }),
+            };
+            this.server.record(entry);
+            // 'close' also fires when the client goes away first; the first of the two is the answer's end.
+            const done = (): void => {
+                entry.respondedAt ??= this.server.clock();
+            };
+            res.once('finish', done);
+            res.once('close', done);
+            return entry;
+        };
 
         // robots.txt is exempt from rate and concurrency limits: crawlers fetch it before they can know
         // the rules, and punishing that would only measure the simulator, not the crawler.
@@ -96,15 +125,31 @@ export class SiteRuntime {
         res.once('close', release);
         res.once('finish', release);
 
+        const upstream = this.site.upstream;
+        if (upstream && req) {
+            // The entry is logged once the upstream's status is known; its arrival time stays `now`.
+            const to = { port: upstream.port, path: target.path, host: this.site.host, agent: this.server.agent };
+            forwardToUpstream(req, res, to, (status, headers) => {
+                const refused = upstream.refusalStatuses.includes(status);
+                const retryAfter = headers['retry-after'];
+                log(status, inFlightAtArrival, refused ? 'refused' : undefined, retryAfter);
+            });
+            return;
+        }
+
         // Concurrency is checked first and refuses without spending a token, so an overloaded server
         // does not also eat into the client's rate budget.
         const overloaded = this.site.maxConcurrent !== undefined && inFlightAtArrival > this.site.maxConcurrent;
         const bucket = this.limitingBucket(now);
-        if (overloaded || (bucket && !bucket.tryTake(now))) {
+        const overQuota = (bucket && !bucket.tryTake(now)) || (this.window && !this.window.tryTake(now));
+        const admission = overloaded || overQuota ? undefined : this.queue?.admit(now);
+        if (overloaded || overQuota || admission?.admitted === false) {
             log(this.site.refusal.status, inFlightAtArrival, 'refused');
             this.refuse(res, now);
             return;
         }
+        // Time in the worker queue plus the page's work; the site's latency comes on top.
+        const latencyMs = (admission?.admitted ? admission.doneAt - now : 0) + this.site.latencyMs;
 
         const page = sitePage(this.site, target.pathname);
         const resets = this.site.connectionResets;
@@ -112,11 +157,11 @@ export class SiteRuntime {
         if (resets && this.resetDraw() < resets.share) {
             log(page.status, inFlightAtArrival, 'reset');
             const headers = this.quotaHeaders(now);
-            this.delayed(this.site.latencyMs, () => sendThenReset(res, page, headers));
+            this.delayed(latencyMs, () => sendThenReset(res, page, headers));
             return;
         }
         log(page.status, inFlightAtArrival);
-        this.send(res, page, this.quotaHeaders(now), this.site.latencyMs);
+        this.send(res, page, this.quotaHeaders(now), latencyMs);
     }
 
     /** robots.txt, or one of the failures its first requests meet (`robots.failFirst`). */
@@ -143,7 +188,7 @@ export class SiteRuntime {
     private refuse(res: ServerResponse, now: number): void {
         const { status, contentType } = this.site.refusal;
         const headers = this.quotaHeaders(now);
-        const msUntilToken = this.limitingBucket(now)?.msUntilToken(now) ?? 0;
+        const msUntilToken = this.limitingBucket(now)?.msUntilToken(now) ?? this.window?.msUntilReset(now) ?? 0;
         const retryAfter = retryAfterValue(this.site.refusal.retryAfter, msUntilToken, now);
         if (retryAfter !== undefined) headers['Retry-After'] = retryAfter;
         const body = this.site.refusal.body ?? refusalText(status);
@@ -163,6 +208,18 @@ export class SiteRuntime {
     }
 
     private quotaHeaders(now: number): Record<string, string> {
+        const window = this.window;
+        if (window) {
+            const remaining = window.remaining(now);
+            return rateLimitHeaders(this.site.refusal.rateLimitHeaders, {
+                limit: window.limit,
+                remaining,
+                resetMs: window.msUntilReset(now),
+                windowSeconds: Math.ceil(window.windowMs / 1000),
+                now,
+                used: window.limit - remaining,
+            });
+        }
         const bucket = this.limitingBucket(now);
         if (!bucket) return {};
         return rateLimitHeaders(this.site.refusal.rateLimitHeaders, {

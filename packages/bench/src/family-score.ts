@@ -1,0 +1,84 @@
+import type { LogEntry } from '@crawlee-throttling/polite-web';
+
+import type { FamilyKind, FamilyMix } from './family-mixes';
+
+/** Response times are compared with at least this much, so a site answering in 1 ms does not turn 2 ms into 2×. */
+export const RESPONSE_FLOOR_MS = 50;
+
+/** How one site fared in one run. */
+export interface FamilySiteRun {
+    host: string;
+    kind: FamilyKind;
+    pages: number;
+    completed: number;
+    requests: number;
+    refusals: number;
+    /** First arrival to last answer at this site, ms (0 without requests). */
+    makespanMs: number;
+    /** Median response time of served pages over max(unloaded, {@link RESPONSE_FLOOR_MS}); NaN if none served. */
+    responseRatio: number;
+    /** Most of its requests in flight at one arrival. */
+    maxInFlight: number;
+}
+
+/** How one contender fared on one mix. */
+export interface FamilyRunScore {
+    pagesTotal: number;
+    pagesCompleted: number;
+    requests: number;
+    refusals: number;
+    refusedShare: number;
+    /** First arrival to last answer over all sites, ms. */
+    makespanMs: number;
+    /** The worst site's response ratio. */
+    responseRatio: number;
+    sites: FamilySiteRun[];
+}
+
+function median(values: readonly number[]): number {
+    if (values.length === 0) return NaN;
+    const sorted = [...values].sort((a, b) => a - b);
+    const mid = Math.floor(sorted.length / 2);
+    return sorted.length % 2 ? sorted[mid] : (sorted[mid - 1] + sorted[mid]) / 2;
+}
+
+const isRefusal = (e: LogEntry) => e.refused === true || e.status === 429 || e.status === 503;
+const isServed = (e: LogEntry) => e.status >= 200 && e.status < 300 && !e.refused && !e.reset;
+const endOf = (e: LogEntry) => e.respondedAt ?? e.time;
+
+/** Scores one run's log (robots.txt left out) against its mix. Pure. */
+export function scoreFamilyRun(log: readonly LogEntry[], mix: FamilyMix): FamilyRunScore {
+    const pageEntries = log.filter((e) => !e.path.startsWith('/robots.txt'));
+    const sites = mix.sites.map((site): FamilySiteRun => {
+        const entries = pageEntries.filter((e) => e.site === site.host);
+        const served = entries.filter(isServed);
+        const first = Math.min(...entries.map((e) => e.time));
+        const last = Math.max(...entries.map(endOf));
+        const times = served.filter((e) => e.respondedAt !== undefined).map((e) => e.respondedAt! - e.time);
+        return {
+            host: site.host,
+            kind: site.kind,
+            pages: mix.pages,
+            completed: new Set(served.map((e) => e.path)).size,
+            requests: entries.length,
+            refusals: entries.filter(isRefusal).length,
+            makespanMs: entries.length ? last - first : 0,
+            responseRatio: median(times) / Math.max(site.unloadedMs, RESPONSE_FLOOR_MS),
+            maxInFlight: entries.reduce((max, e) => Math.max(max, e.inFlightAtArrival), 0),
+        };
+    });
+    const own = pageEntries.filter((e) => mix.sites.some((s) => s.host === e.site));
+    const requests = own.length;
+    const refusals = own.filter(isRefusal).length;
+    const ratios = sites.map((s) => s.responseRatio).filter((r) => !Number.isNaN(r));
+    return {
+        pagesTotal: mix.pages * mix.sites.length,
+        pagesCompleted: sites.reduce((sum, s) => sum + s.completed, 0),
+        requests,
+        refusals,
+        refusedShare: requests ? refusals / requests : 0,
+        makespanMs: requests ? Math.max(...own.map(endOf)) - Math.min(...own.map((e) => e.time)) : 0,
+        responseRatio: ratios.length ? Math.max(...ratios) : NaN,
+        sites,
+    };
+}
