@@ -7,7 +7,7 @@ import { oracleScope, SiteModel } from './sim-limiters';
 import type { SimAnswer, SimSite } from './sim-limiters';
 
 export type { SimLimiter, SimSite } from './sim-limiters';
-export { oracleScope, SiteModel } from './sim-limiters';
+export { asRealLimiter, oracleScope, SiteModel } from './sim-limiters';
 
 /** What one simulated crawl did, per site and in total. */
 export interface SimResult {

@@ -239,3 +239,17 @@ export function oracleScope(model: SiteModel): { delaySecs?: number; concurrency
     const concurrency = Math.max(1, Math.ceil((model.trueRate * model.unloadedMs) / 1000) + 1);
     return { delaySecs: 1 / (0.95 * model.trueRate), concurrency, rampup: false };
 }
+
+/**
+ * A token-bucket site of B5's family that sends RateLimit headers, as the fixed window the real
+ * limiters that send them are (express-rate-limit, GitHub): a bucket announcing "0 left, reset in 1 s"
+ * after every request of a burst-1 site is no limiter anyone runs.
+ */
+export function asRealLimiter(site: SimSite): SimSite {
+    const style = site.refusal?.rateLimitHeaders ?? 'none';
+    if (style === 'none' || !site.rate) return site;
+    const windowSecs = Math.max(1, Math.ceil((site.burst ?? 1) / site.rate));
+    const headers = style === 'ietf' ? 'draft-8' : style === 'legacy' ? 'legacy' : 'github';
+    const limit = Math.max(1, Math.round(site.rate * windowSecs));
+    return { ...site, limiter: { kind: 'window', limit, windowMs: windowSecs * 1000, headers } };
+}

@@ -59,6 +59,19 @@ describe('a learned rate shared by processes (FileDomainClock, simulated token b
         expect(refused / shared.arrivals.length).toBeLessThanOrEqual(0.05);
     }, 120_000);
 
+    test('four processes sharing one learned rate reach at least 90 % of the site rate', async () => {
+        const shared = await simulateSharedCrawl({
+            processes: 4,
+            pagesEach: 150,
+            site: { rate: 8, burst: 2, latencyMs: 20 },
+            sharedFor: (clock) => new FileDomainClock(dir, { clock }),
+        });
+        const steady = steadyPace(shared.arrivals, 30_000);
+        console.log('SHARED RATE SIM 4x8', JSON.stringify(steady));
+        expect(shared.handled).toEqual([150, 150, 150, 150]);
+        expect(steady.pace).toBeGreaterThanOrEqual(8 * 0.9);
+    }, 120_000);
+
     test('a growth is shared only after seeing the pace no other process moved meanwhile: three processes keep 80 % of a 5 req/s site', async () => {
         const shared = await simulateSharedCrawl({
             processes: 3,
