@@ -171,19 +171,3 @@ describe('refusals that do not follow the pace', () => {
         expect(r.makespanMs).toBeLessThanOrEqual(20_000);
     });
 });
-
-describe('opting out (rampup: false) with the right delaySecs', () => {
-    test('two unlucky refusals on a burst-1 site do not hold it at half its pace for minutes', async () => {
-        const site: SimSite = {
-            host,
-            rate: 4,
-            burst: 1,
-            latencyMs: 20,
-            refusal: { status: 429, retryAfter: 'seconds' },
-        };
-        // Arrivals a few ms early: the configured delay is just under the site's interval.
-        const r = await simulateCrawl([site], 62, { rampup: false, delaySecs: 1 / (1.02 * 4) }, 40, 900_000);
-        expect(r.done).toBe(62);
-        expect(r.makespanMs).toBeLessThanOrEqual(2 * (62 / 4) * 1000);
-    });
-});
