@@ -2,11 +2,12 @@ import type { Request } from '@crawlee/core';
 
 import { ManualClock, RequestThrottledError, ThrottlingRequestManager } from '../../packages/throttling/src';
 import type { ThrottlingRequestManagerOptions } from '../../packages/throttling/src';
-import type { SiteOptions } from '../../packages/polite-web/src';
-import { TokenBucket } from '../../packages/polite-web/src/token-bucket';
-import { rateLimitHeaders } from '../../packages/polite-web/src/rate-limit-headers';
-import { retryAfterValue } from '../../packages/polite-web/src/retry-after';
 import { memoryConfig } from './storage';
+import { oracleScope, SiteModel } from './sim-limiters';
+import type { SimAnswer, SimSite } from './sim-limiters';
+
+export type { SimLimiter, SimSite } from './sim-limiters';
+export { asRealLimiter, oracleScope, SiteModel } from './sim-limiters';
 
 /** What one simulated crawl did, per site and in total. */
 export interface SimResult {
@@ -22,31 +23,25 @@ export interface SimResult {
     maxInFlight: number;
     /** Per host: arrival time and whether it was refused. */
     arrivals: Map<string, { at: number; refused: boolean }[]>;
+    /** Per host: the median response time of accepted answers over the site's unloaded one. */
+    responseRatio: Map<string, number>;
+    /** Per host: the most requests in flight at once. */
+    hostInFlight: Map<string, number>;
     manager: ThrottlingRequestManager;
 }
 
-interface InFlight {
+interface InFlight extends SimAnswer {
     request: Request;
     host: string;
-    doneAt: number;
-    refused: boolean;
-    headers: Record<string, string>;
-    status: number;
+    sentAt: number;
 }
 
-const START = 1_780_000_000_000;
+export const START = 1_780_000_000_000;
 
 /**
- * A simulated site: polite-web's options, plus `refuseEvery`, a host that refuses every n-th request
- * it gets (after any token-bucket check) whatever the pace: a share of refusals no pace avoids.
- */
-export type SimSite = SiteOptions & { refuseEvery?: number };
-
-/**
- * Crawls simulated token-bucket sites with a `ThrottlingRequestManager` on a `ManualClock`: a crawler
- * of `crawlerConcurrency` tasks takes whatever the manager hands out, each site answers after its
- * latency (refusals at once, as an edge rate limiter does) with the headers polite-web would send.
- * No sleeping: the clock jumps to the next answer or the next ready time.
+ * Crawls simulated sites (see sim-limiters.ts) with a `ThrottlingRequestManager` on a `ManualClock`: a
+ * crawler of `crawlerConcurrency` tasks takes whatever the manager hands out, each site answers as its
+ * limiter says. No sleeping: the clock jumps to the next answer or the next ready time.
  */
 export async function simulateCrawl(
     sites: SimSite[],
@@ -69,24 +64,26 @@ export async function simulateCrawl(
     const urls: string[] = [];
     for (let p = 0; p < pages; p++) for (const s of sites) urls.push(`https://${s.host}/page/${p}`);
     await manager.addRequestsBatched(urls, { waitForAllRequestsToBeAdded: true });
-    const buckets = new Map(
-        sites.map((s) => [s.host, new TokenBucket(s.rate ?? 1e9, s.rate ? (s.burst ?? 1) : 1e9, START)]),
-    );
-    const byHost = new Map(sites.map((s) => [s.host, s]));
+    const models = new Map(sites.map((s) => [s.host, new SiteModel(s, START)]));
     const arrivals = new Map<string, { at: number; refused: boolean }[]>(sites.map((s) => [s.host, []]));
+    const times = new Map<string, number[]>(sites.map((s) => [s.host, []]));
+    const hostInFlight = new Map<string, number>(sites.map((s) => [s.host, 0]));
     const inFlight: InFlight[] = [];
     const total = pages * sites.length;
     let done = 0;
-    let maxInFlight = 0;
     for (let guard = 0; guard < 2_000_000 && done < total && clock.now() - START < maxSimMs; guard++) {
         while (inFlight.length < crawlerConcurrency) {
             const request = await manager.fetchNextRequest();
             if (!request) break;
-            inFlight.push(arrive(request, clock.now(), byHost, buckets, arrivals));
+            const host = new URL(request.url).hostname;
+            const now = clock.now();
+            const answer = models.get(host)!.arrive(now);
+            arrivals.get(host)!.push({ at: now, refused: answer.refused });
+            inFlight.push({ ...answer, request, host, sentAt: now });
+            const here = inFlight.filter((f) => f.host === host).length;
+            hostInFlight.set(host, Math.max(hostInFlight.get(host)!, here));
         }
         onStep?.(manager, clock.now());
-        for (const host of byHost.keys())
-            maxInFlight = Math.max(maxInFlight, inFlight.filter((f) => f.host === host).length);
         const next = Math.min(...inFlight.map((f) => f.doneAt), manager.nextReadyAt() ?? Infinity);
         if (!Number.isFinite(next)) throw new Error(`simulation stuck at ${done}/${total}`);
         clock.set(Math.max(clock.now(), next));
@@ -94,6 +91,8 @@ export async function simulateCrawl(
             inFlight.splice(inFlight.indexOf(f), 1);
             const response = { statusCode: f.status, headers: f.headers };
             if (!f.refused) {
+                models.get(f.host)!.depart();
+                times.get(f.host)!.push(f.doneAt - f.sentAt);
                 await manager.handleResponse({ request: f.request }, response);
                 await manager.markRequestHandled(f.request);
                 done++;
@@ -108,7 +107,10 @@ export async function simulateCrawl(
     const sent = all.length;
     const refused = all.filter((a) => a.refused).length;
     const makespanMs = Math.max(...all.map((a) => a.at)) - Math.min(...all.map((a) => a.at));
-    const idealMs = Math.max(...sites.map((s) => (pages / (s.rate ?? Infinity)) * 1000));
+    const idealMs = Math.max(...[...models.values()].map((m) => (pages / m.trueRate) * 1000));
+    const responseRatio = new Map(
+        [...times].map(([host, list]) => [host, median(list) / models.get(host)!.unloadedMs]),
+    );
     return {
         done,
         pages: total,
@@ -118,38 +120,24 @@ export async function simulateCrawl(
         makespanMs,
         idealMs,
         ratio: makespanMs / idealMs,
-        maxInFlight,
+        maxInFlight: Math.max(...hostInFlight.values()),
         arrivals,
+        responseRatio,
+        hostInFlight,
         manager,
     };
 }
 
-function arrive(
-    request: Request,
-    now: number,
-    byHost: Map<string, SimSite>,
-    buckets: Map<string, TokenBucket>,
-    arrivals: Map<string, { at: number; refused: boolean }[]>,
-): InFlight {
-    const host = new URL(request.url).hostname;
-    const site = byHost.get(host)!;
-    const bucket = buckets.get(host)!;
-    const seen = arrivals.get(host)!;
-    const refused =
-        !bucket.tryTake(now) || (site.refuseEvery !== undefined && (seen.length + 1) % site.refuseEvery === 0);
-    seen.push({ at: now, refused });
-    const refusal = { status: 429, retryAfter: 'seconds', rateLimitHeaders: 'none', ...site.refusal } as const;
-    const headers = rateLimitHeaders(refusal.rateLimitHeaders, {
-        limit: bucket.burst,
-        remaining: bucket.remaining(now),
-        resetMs: bucket.msUntilFull(now),
-        windowSeconds: Math.max(1, Math.ceil(bucket.burst / bucket.rate)),
-        now,
-    });
-    // A few ms of network even at latency 0, so an unpaced crawl does not send infinitely fast.
-    if (!refused)
-        return { request, host, doneAt: now + Math.max(2, site.latencyMs ?? 0), refused, headers, status: 200 };
-    const retryAfter = retryAfterValue(refusal.retryAfter, bucket.msUntilToken(now), now);
-    if (retryAfter !== undefined) headers['Retry-After'] = retryAfter;
-    return { request, host, doneAt: now + 1, refused, headers, status: refusal.status };
+/** The median of a list (NaN when empty). */
+export function median(xs: number[]): number {
+    if (xs.length === 0) return Number.NaN;
+    const s = [...xs].sort((a, b) => a - b);
+    const mid = s.length >> 1;
+    return s.length % 2 === 1 ? s[mid] : (s[mid - 1] + s[mid]) / 2;
+}
+
+/** The same crawl told each site's limit (see `oracleScope`): the yardstick makespans are judged against. */
+export function simulateOracle(sites: SimSite[], pages: number, crawlerConcurrency = 40, maxSimMs = Infinity) {
+    const scopes = Object.fromEntries(sites.map((s) => [s.host, oracleScope(new SiteModel(s, START))]));
+    return simulateCrawl(sites, pages, { rampup: false, scopes }, crawlerConcurrency, maxSimMs);
 }

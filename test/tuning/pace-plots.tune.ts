@@ -3,14 +3,15 @@
  * `NODE_OPTIONS=--experimental-vm-modules npx jest test/tuning/pace-plots.tune.ts --testMatch '**\/*.tune.ts'`
  * (the path first: `--testMatch` takes every argument after it as one more pattern).
  * Mixes of B5's docs seeds (3000–3019) crawled in the simulation: the manager's own code, defaults,
- * on a ManualClock against token-bucket sites, so the plots are exact and the same on every run.
+ * on a ManualClock against token-bucket sites (those sending RateLimit headers as the fixed windows
+ * real limiters with headers are), so the plots are exact and the same on every run.
  * `PLOT_SEEDS=3000,3012` picks other mixes.
  */
 import { writeFileSync } from 'node:fs';
 import { join } from 'node:path';
 
 import { drawMix } from '../../packages/bench/src/mixes';
-import { simulateCrawl } from '../helpers/rate-limited-sim';
+import { asRealLimiter, SiteModel, simulateCrawl, START } from '../helpers/rate-limited-sim';
 import { pacePlotSvg } from './pace-plot-svg';
 import { acceptedPerSecond, paceRecorder, siteLabel } from './pace-series';
 
@@ -22,7 +23,8 @@ const CRAWLER_CONCURRENCY = 40; // B5's crawler: maxConcurrency 40
 test.each(SEEDS)(
     'pace plot of mix %i',
     async (seed) => {
-        const mix = drawMix(seed);
+        const drawn = drawMix(seed);
+        const mix = { ...drawn, sites: drawn.sites.map(asRealLimiter) };
         const recorder = paceRecorder();
         const cap = mix.obedientIdealMs * 8 + 60_000;
         const r = await simulateCrawl(mix.sites, mix.pages, {}, CRAWLER_CONCURRENCY, cap, recorder.onStep);
@@ -35,7 +37,7 @@ test.each(SEEDS)(
             const end = sec(arrivals[arrivals.length - 1].at);
             return {
                 label: siteLabel(site, i),
-                trueRate: site.rate!,
+                trueRate: new SiteModel(site, START).trueRate,
                 end,
                 // What the pace did after the site's last request no longer paced anything.
                 pace: pace.map((p) => ({ at: sec(p.at), rate: p.rate })).filter((p) => p.at >= 0 && p.at <= end),
@@ -47,7 +49,7 @@ test.each(SEEDS)(
         const ratio = r.makespanMs / mix.idealMs;
         const svg = pacePlotSvg({
             title: `B5 mix ${seed} (${mix.kind}, ${mix.sites.length} × ${mix.pages} pages): makespan ${(r.makespanMs / 1000).toFixed(1)} s = ${ratio.toFixed(2)}× ideal, ${(r.refusedShare * 100).toFixed(1)} % refused`,
-            note: `Simulated: the manager's own code with default options, on a simulated clock, against simulated token buckets (not a real-time run). ${r.done} of ${r.pages} pages done.`,
+            note: `Simulated: the manager's own code with default options, on a simulated clock, against simulated limiters (not a real-time run). ${r.done} of ${r.pages} pages done.`,
             seconds: r.makespanMs / 1000,
             sites,
         });

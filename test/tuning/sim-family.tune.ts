@@ -1,63 +1,106 @@
 /**
- * Tuning runner (not part of `npm test`): B5's family of mixes in the simulation, seeds from the
- * environment. `SEEDS=1000:60 npx jest --testMatch '**\/*.tune.ts' test/tuning` prints one line per mix
- * and the median / worst; tune on 1000–1059 only, judge on the docs' and smoke run's seeds.
+ * Tuning runner (not part of `npm test`): a seeded family of mixes in the simulation, each crawled with
+ * defaults and by the oracle (the same crawl told each site's limit), seeds from the environment:
+ * `SEEDS=1000:60 NODE_OPTIONS=--experimental-vm-modules npx jest test/tuning/sim-family.tune.ts --testMatch '**\/*.tune.ts'`.
+ * Half the mixes are B5's token-bucket family (sites that send RateLimit headers become the fixed
+ * windows real limiters that send them are); the other half draw the other limiter kinds. Tune on
+ * 1000–1059, judge on 5000–5059.
  */
 import { drawMixes } from '../../packages/bench/src/mixes';
-import { simulateCrawl } from '../helpers/rate-limited-sim';
+import { asRealLimiter, simulateCrawl, simulateOracle } from '../helpers/rate-limited-sim';
+import type { SimLimiter, SimSite } from '../helpers/rate-limited-sim';
 
 const [first, count] = (process.env.SEEDS ?? '1000:60').split(':').map(Number);
-const options = JSON.parse(process.env.OPTIONS ?? '{}');
+
+/** A small seeded random source (mulberry32), so a seed always draws the same mix. */
+function random(seed: number): () => number {
+    let a = seed >>> 0;
+    return () => {
+        a = (a + 0x6d2b79f5) >>> 0;
+        let t = a;
+        t = Math.imul(t ^ (t >>> 15), t | 1);
+        t ^= t + Math.imul(t ^ (t >>> 7), t | 61);
+        return ((t ^ (t >>> 14)) >>> 0) / 4294967296;
+    };
+}
+
+/** One to three sites of the other limiter kinds. */
+function drawKinds(seed: number): { sites: SimSite[]; pages: number; kind: string } {
+    const r = random(seed);
+    const between = (lo: number, hi: number) => lo + (hi - lo) * r();
+    const int = (lo: number, hi: number) => Math.floor(between(lo, hi + 1));
+    const long = r() < 0.2;
+    const sites: SimSite[] = [];
+    const names: string[] = [];
+    for (let i = 0, n = int(1, 3); i < n; i++) {
+        const kind = ['workers', 'limit-req', 'conn', 'sliding', 'window', 'bucket1'][int(0, 5)];
+        const latencyMs = Math.round(between(0, 300));
+        let limiter: SimLimiter | undefined;
+        let extra: Partial<SimSite> = {};
+        if (kind === 'workers')
+            limiter = { kind: 'workers', workers: int(1, 4), serviceMs: Math.round(between(50, 300)) };
+        else if (kind === 'limit-req')
+            limiter = { kind: 'limit-req', rate: between(2, 15), burst: int(0, 10), nodelay: r() < 0.5 };
+        else if (kind === 'conn') limiter = { kind: 'conn', max: int(1, 4) };
+        else if (kind === 'sliding') limiter = { kind: 'sliding', limit: int(20, 100), periodMs: 10_000 };
+        else if (kind === 'window') {
+            const headers = (['draft-8', 'legacy', 'github', 'none'] as const)[int(0, 3)];
+            limiter = { kind: 'window', limit: int(10, 60), windowMs: int(5, 20) * 1000, headers };
+        } else extra = { rate: between(1, 15), burst: 1, refusal: { status: 429, retryAfter: 'seconds' } };
+        sites.push({
+            host: `k${seed}-s${i}.example`,
+            latencyMs: kind === 'conn' ? Math.max(100, latencyMs) : latencyMs,
+            limiter,
+            ...extra,
+        });
+        names.push(kind);
+    }
+    return { sites, pages: long ? 500 : 40, kind: names.join('+') };
+}
 
 test('sim family', async () => {
-    const rows: { seed: number; ratio: number; refused: number; done: number }[] = [];
-    for (const mix of drawMixes(first, count)) {
-        const cap = mix.obedientIdealMs * 8 + 60_000;
-        const r = await simulateCrawl(mix.sites, mix.pages, { ...options }, 40, cap);
+    const rows: { seed: number; ratio: number; refused: number; worstSite: number; response: number }[] = [];
+    const bench = drawMixes(first, count);
+    for (let i = 0; i < count; i++) {
+        const seed = first + i;
+        const mix =
+            seed % 2 === 0
+                ? { sites: bench[i].sites.map(asRealLimiter), pages: bench[i].pages, kind: `bucket-${bench[i].kind}` }
+                : drawKinds(seed);
+        if (process.env.PRINT) console.log(JSON.stringify(mix.sites));
+        const cap = 900_000;
+        const r = await simulateCrawl(mix.sites, mix.pages, {}, 40, cap);
+        const o = await simulateOracle(mix.sites, mix.pages, 40, cap);
+        const perSite = [...r.arrivals.values()].map((l) => l.filter((a) => a.refused).length);
+        const responses = [...r.responseRatio.values()].filter(Number.isFinite);
         const row = {
-            seed: mix.seed,
-            ratio: r.makespanMs / mix.obedientIdealMs,
+            seed,
+            ratio: r.makespanMs / o.makespanMs,
             refused: r.refusedShare,
-            done: r.done / r.pages,
+            worstSite: Math.max(...perSite),
+            response: Math.max(...responses, 0),
         };
-        if (process.env.TRACE) {
-            for (const [host, list] of r.arrivals) {
-                const t0 = list[0]?.at ?? 0;
-                console.log(
-                    host,
-                    list.map((a) => `${((a.at - t0) / 1000).toFixed(2)}${a.refused ? 'R' : ''}`).join(' '),
-                );
-            }
-        }
-        if (process.env.SITES) {
-            // Per site: requests sent, refused, and the refusals' times (s from the site's first request).
-            for (const [host, list] of r.arrivals) {
-                const refused = list.filter((a) => a.refused);
-                if (refused.length === 0) continue;
-                const t0 = list[0]?.at ?? 0;
-                const site = mix.sites.find((s) => s.host === host);
-                console.log(
-                    `  ${host} ${site?.rate}/${site?.burst}/${site?.latencyMs}/${site?.refusal?.status}-${site?.refusal?.retryAfter}-${site?.refusal?.rateLimitHeaders}`,
-                    `sent ${list.length} refused ${refused.length} at ${refused.map((a) => ((a.at - t0) / 1000).toFixed(2)).join(' ')}`,
-                );
-            }
-        }
         rows.push(row);
-        const sites = mix.sites
-            .map(
-                (s) =>
-                    `${s.rate}/${s.burst}/${s.latencyMs}/${s.refusal!.status}-${s.refusal!.retryAfter}-${s.refusal!.rateLimitHeaders}`,
-            )
-            .join(' ');
         console.log(
-            `${mix.seed} ${mix.kind} ${mix.pages}p ratio ${row.ratio.toFixed(2)} refused ${(row.refused * 100).toFixed(1)}% done ${(row.done * 100).toFixed(0)}% | ${sites}`,
+            `${seed} ${mix.kind} ${mix.pages}p done ${r.done}/${r.pages} ratio ${row.ratio.toFixed(2)} refused ${(row.refused * 100).toFixed(1)}% most/site ${row.worstSite} response ${row.response.toFixed(2)}x`,
         );
     }
-    const sorted = (xs: number[]) => [...xs].sort((a, b) => a - b);
-    const med = (xs: number[]) => sorted(xs)[Math.floor(xs.length / 2)];
-    const ratios = rows.map((r) => r.ratio);
-    const refused = rows.map((r) => r.refused);
-    console.log(
-        `SUMMARY ratio median ${med(ratios).toFixed(2)} worst ${Math.max(...ratios).toFixed(2)} | refused median ${(med(refused) * 100).toFixed(1)}% worst ${(Math.max(...refused) * 100).toFixed(1)}% | over1.3 ${ratios.filter((x) => x > 1.3).length} over5% ${refused.filter((x) => x > 0.05).length} incomplete ${rows.filter((r) => r.done < 1).length}`,
+    const med = (xs: number[]) => [...xs].sort((a, b) => a - b)[Math.floor(xs.length / 2)];
+    const summary = (label: string, list: typeof rows) => {
+        if (list.length === 0) return;
+        const ratios = list.map((x) => x.ratio);
+        const refused = list.map((x) => x.refused);
+        console.log(
+            `SUMMARY ${label} n=${list.length} ratio median ${med(ratios).toFixed(2)} worst ${Math.max(...ratios).toFixed(2)} | refused median ${(med(refused) * 100).toFixed(1)}% worst ${(Math.max(...refused) * 100).toFixed(1)}% | response worst ${Math.max(...list.map((x) => x.response)).toFixed(2)}x | mixes >1.3x ${ratios.filter((x) => x > 1.3).length}`,
+        );
+    };
+    summary('all', rows);
+    summary(
+        'bucket',
+        rows.filter((_, i) => i % 2 === 0),
+    );
+    summary(
+        'kinds',
+        rows.filter((_, i) => i % 2 === 1),
     );
 }, 3_600_000);

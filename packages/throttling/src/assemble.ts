@@ -203,7 +203,7 @@ function buildCore(options: ResolvedThrottlingOptions, config: Configuration | u
 
 /** The rates learned by earlier runs (`rememberLearnedRates`), read only when some scope paces adaptively. */
 function buildLearnedRates(options: ResolvedThrottlingOptions, config: Configuration | undefined, log: ManagerLog) {
-    const adaptive = (policy: ResolvedPolicy) => policy.rampup?.algorithm === 'adaptive';
+    const adaptive = (policy: ResolvedPolicy) => policy.rampup !== undefined;
     return new LearnedRates({
         settings: options.learnedRates,
         adaptive: () =>

@@ -1,7 +1,8 @@
 import fc from 'fast-check';
 
 import { DomainState } from '../../../packages/throttling/src/pacing/domain-state';
-import { RAMPUP_DEFAULTS, RampupState } from '../../../packages/throttling/src/pacing/rampup';
+import { RAMPUP_DEFAULTS } from '../../../packages/throttling/src/pacing/rampup-policy';
+import { PaceLearner } from '../../../packages/throttling/src/pacing/pace-learner';
 import type { RatePacer } from '../../../packages/throttling/src/pacing/rate-pacer';
 import {
     parsePersistedState,
@@ -12,16 +13,8 @@ import { fcParams } from './fc-params';
 const T0 = Date.UTC(2026, 0, 1);
 
 const DOMAIN_NUMBERS = Object.keys(new DomainState('x').toJSON()).filter((k) => k !== 'domain');
-const RAMPUP_REQUIRED = [
-    'rate',
-    'safeRate',
-    'unsafeRate',
-    'windowStart',
-    'windowDispatches',
-    'windowTriggers',
-    'quietAtConverged',
-];
-const RAMPUP_KNOWN = [...RAMPUP_REQUIRED, 'extraConcurrency', 'safeExtraConcurrency'];
+const RAMPUP_NUMBERS = ['rate', 'safeRate', 'unsafeRate', 'extraConcurrency', 'safeExtraConcurrency'];
+const RAMPUP_KNOWN = ['kind', ...RAMPUP_NUMBERS];
 // Keys an attacker or a corrupted store may add: prototype keys, method names, private fields.
 const HOSTILE_KEYS = [
     '__proto__',
@@ -57,14 +50,18 @@ const fromJson = (entries: [string, unknown][]) => JSON.parse(JSON.stringify(Obj
 const rampupRecord = fc
     .tuple(
         fc.tuple(
-            ...RAMPUP_KNOWN.map((k) =>
+            fc.tuple(
+                fc.constant('kind'),
+                fc.oneof({ weight: 6, arbitrary: fc.constant('adaptive') }, { weight: 1, arbitrary: jsonish }),
+            ),
+            ...RAMPUP_NUMBERS.map((k) =>
                 fc.tuple(fc.constant(k), fc.oneof({ weight: 4, arbitrary: number }, { weight: 1, arbitrary: jsonish })),
             ),
         ),
         fc.array(fc.boolean(), { minLength: RAMPUP_KNOWN.length, maxLength: RAMPUP_KNOWN.length }),
         hostileEntries,
     )
-    .map(([known, keep, hostile]) => fromJson([...known.filter((_, i) => keep[i] || i < 7), ...hostile]));
+    .map(([known, keep, hostile]) => fromJson([...known.filter((_, i) => keep[i] || i < 4), ...hostile]));
 
 const domainRecord = fc
     .tuple(
@@ -91,10 +88,10 @@ const isClean = (value: object, prototype: object, known: string[]) =>
 
 /** What a usable rampup state looks like: its methods intact, every field a number it can compute with. */
 function expectUsableRampup(state: RatePacer): void {
-    expect(Object.getPrototypeOf(state)).toBe(RampupState.prototype);
+    expect(Object.getPrototypeOf(state)).toBe(PaceLearner.prototype);
     expect(state.rate > 0).toBe(true);
     expect(Number.isFinite(state.delayMs()) && state.delayMs() >= 0).toBe(true);
-    for (const key of RAMPUP_KNOWN) expect(typeof (state as unknown as Record<string, unknown>)[key]).toBe('number');
+    for (const key of RAMPUP_NUMBERS) expect(typeof (state as unknown as Record<string, unknown>)[key]).toBe('number');
     expect(Number.isSafeInteger(state.extraConcurrency) && state.extraConcurrency >= 0).toBe(true);
     expect(state.slotBoundInWindow).toBe(false);
     expect(Object.keys(state.toJSON()).sort()).toEqual([...RAMPUP_KNOWN].sort());
@@ -106,10 +103,10 @@ describe('persisted state: properties', () => {
         expect(Object.keys(Object.prototype)).toEqual([]);
     });
 
-    test('RampupState.fromJSON never throws, and takes only known fields with usable values', () => {
+    test('PaceLearner.fromJSON never throws, and takes only known fields with usable values', () => {
         fc.assert(
             fc.property(fc.oneof(rampupRecord, jsonish), (data) => {
-                const state = RampupState.fromJSON(data, RAMPUP_DEFAULTS);
+                const state = PaceLearner.fromJSON(data);
                 if (state === undefined) return;
                 expectUsableRampup(state);
                 // Still works after a dispatch and a trigger.
@@ -121,17 +118,17 @@ describe('persisted state: properties', () => {
         );
     });
 
-    test('RampupState: toJSON then fromJSON gives the same data', () => {
+    test('PaceLearner: toJSON then fromJSON gives the same data', () => {
         fc.assert(
             fc.property(fc.array(fc.tuple(fc.boolean(), fc.nat({ max: 5_000 })), { maxLength: 30 }), (events) => {
-                const state = new RampupState(RAMPUP_DEFAULTS);
+                const state = new PaceLearner();
                 let now = T0;
                 for (const [trigger, gap] of events) {
                     now += gap;
                     if (trigger) state.onTrigger(now, RAMPUP_DEFAULTS);
                     else state.onDispatch(now, RAMPUP_DEFAULTS);
                 }
-                const back = RampupState.fromJSON(JSON.parse(JSON.stringify(state.toJSON())), RAMPUP_DEFAULTS);
+                const back = PaceLearner.fromJSON(JSON.parse(JSON.stringify(state.toJSON())));
                 expect(back?.toJSON()).toEqual(state.toJSON());
             }),
             fcParams(300),
@@ -189,17 +186,14 @@ describe('persisted state: properties', () => {
     });
 });
 
-describe('RampupState.fromJSON: regression, it copied every key it was given', () => {
-    const valid = new RampupState(RAMPUP_DEFAULTS).toJSON();
+describe('PaceLearner.fromJSON: regression, it copied every key it was given', () => {
+    const valid = new PaceLearner().toJSON();
     const parse = (extra: Record<string, unknown>) =>
-        RampupState.fromJSON(JSON.parse(JSON.stringify({ ...valid, ...extra })), RAMPUP_DEFAULTS);
+        PaceLearner.fromJSON(JSON.parse(JSON.stringify({ ...valid, ...extra })));
 
     test('a stored `__proto__` does not replace the prototype (methods stay)', () => {
-        const state = RampupState.fromJSON(
-            JSON.parse(`{"__proto__":{"x":1},${JSON.stringify(valid).slice(1)}`),
-            RAMPUP_DEFAULTS,
-        );
-        expect(Object.getPrototypeOf(state)).toBe(RampupState.prototype);
+        const state = PaceLearner.fromJSON(JSON.parse(`{"__proto__":{"x":1},${JSON.stringify(valid).slice(1)}`));
+        expect(Object.getPrototypeOf(state)).toBe(PaceLearner.prototype);
         expect(state?.delayMs()).toBe(0);
     });
 
@@ -208,20 +202,19 @@ describe('RampupState.fromJSON: regression, it copied every key it was given', (
         expect(typeof state?.delayMs).toBe('function');
         expect(typeof state?.onTrigger).toBe('function');
         expect(state?.slotBoundInWindow).toBe(false);
-        expect(state?.firstStretchStart).toBe(0);
+        expect(Object.keys(state!)).not.toContain('firstStretchStart');
         expect(Object.keys(state!)).not.toContain('evil');
     });
 
     test.each([
         ['extraConcurrency', '3'],
         ['safeExtraConcurrency', -1],
-        ['windowTriggers', -1],
-        ['windowDispatches', 1.5],
+        ['extraConcurrency', 1.5],
         ['safeRate', -2],
         ['rate', -7],
         ['rate', 5e-324],
         ['unsafeRate', 0],
-        ['windowStart', -5],
+        ['kind', 'search'],
     ])('%s = %p is rejected', (key, value) => {
         expect(parse({ [key]: value })).toBeUndefined();
     });

@@ -134,17 +134,7 @@ const policyShape = {
             [
                 z.boolean(),
                 z.strictObject({
-                    algorithm: z
-                        .enum(['adaptive', 'search'], { error: "rampup.algorithm must be 'adaptive' or 'search'" })
-                        .optional(),
-                    backoffTarget: z
-                        .union([
-                            z.number().min(0),
-                            z
-                                .tuple([z.number().min(0), z.number().min(0)])
-                                .refine(([l, h]) => l <= h, 'backoffTarget [low, high] needs low <= high'),
-                        ])
-                        .optional(),
+                    algorithm: z.literal('adaptive').optional(),
                     windowSecs: seconds('rampup.windowSecs').positive('rampup.windowSecs must be > 0').optional(),
                     initialRate: z.number().positive('rampup.initialRate must be > 0').optional(),
                     minRate: z.number().positive('rampup.minRate must be > 0').optional(),
@@ -152,9 +142,7 @@ const policyShape = {
                     maxConcurrency: z.number().int().min(1, 'rampup.maxConcurrency must be >= 1').optional(),
                 }),
             ],
-            {
-                error: 'rampup must be true/false or an object with algorithm, backoffTarget, windowSecs, initialRate, minRate, maxRate, maxConcurrency',
-            },
+            { error: (issue) => rampupError(issue.input) },
         )
         .optional(),
     quota: z.number({ error: 'quota must be a positive number' }).positive('quota must be > 0').finite().optional(),
@@ -327,4 +315,15 @@ export function formatOptionIssues(subject: string, error: z.ZodError): string {
         return `${path}: ${issue.message}`;
     });
     return `Invalid ${subject} options: ${lines.join('; ')}`;
+}
+
+/**
+ * The message for a `rampup` value the schema refused: a removed algorithm (`'search'`) is named, with
+ * the one allowed.
+ */
+function rampupError(input: unknown): string {
+    const o = typeof input === 'object' && input !== null ? (input as Record<string, unknown>) : {};
+    if ('algorithm' in o && o.algorithm !== 'adaptive')
+        return `rampup.algorithm must be 'adaptive' (the only one; 'search' was removed), got ${JSON.stringify(o.algorithm)}`;
+    return 'rampup must be true/false or an object with algorithm, windowSecs, initialRate, minRate, maxRate, maxConcurrency';
 }

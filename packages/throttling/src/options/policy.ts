@@ -1,24 +1,16 @@
 import { isIpScope, parseIpScopeKey } from '../ip/ip-address';
 import { normalizeHostname } from '../routing/domain-key';
 import { normalizeScopePath } from '../routing/scope-path';
-import type { RampupPolicy } from '../pacing/rampup';
-import { RAMPUP_DEFAULTS } from '../pacing/rampup';
+import type { RampupPolicy } from '../pacing/rampup-policy';
+import { RAMPUP_DEFAULTS } from '../pacing/rampup-policy';
 
-/** The adaptive pacer judges a pace over a second at least (longer when three requests take longer). */
-const ADAPTIVE_WINDOW_MS = 1_000;
-
-/** Resolves a `rampup` setting into the search's policy. */
+/** Resolves a `rampup` setting into the pace learner's policy. */
 export function resolveRampup(setting: boolean | RampupSettings | undefined): RampupPolicy | undefined {
     if (!setting) return undefined;
     const s = setting === true ? {} : setting;
-    const target = s.backoffTarget ?? 1;
-    const algorithm = s.algorithm ?? 'adaptive';
-    const defaultWindowMs = algorithm === 'adaptive' ? ADAPTIVE_WINDOW_MS : RAMPUP_DEFAULTS.windowMs;
     return {
         ...RAMPUP_DEFAULTS,
-        algorithm,
-        backoffTarget: typeof target === 'number' ? [target, target] : target,
-        windowMs: s.windowSecs !== undefined ? s.windowSecs * 1000 : defaultWindowMs,
+        windowMs: s.windowSecs !== undefined ? s.windowSecs * 1000 : RAMPUP_DEFAULTS.windowMs,
         initialRate: s.initialRate ?? RAMPUP_DEFAULTS.initialRate,
         minRate: s.minRate ?? RAMPUP_DEFAULTS.minRate,
         maxRate: s.maxRate ?? RAMPUP_DEFAULTS.maxRate,
@@ -109,28 +101,21 @@ export interface ScopeSettings {
     windowSecs?: number;
 }
 
-/** Settings of the rampup search. */
+/** Settings of the pace learner (docs/rampup.md). */
 export interface RampupSettings {
     /**
-     * `'adaptive'` learns each site's rate from the answers it accepts (docs/rampup.md); `'search'`
-     * is the bracketed rate search of earlier releases, which only counts refusals.
+     * The learning algorithm: `'adaptive'`, the only one (kept so that settings naming it stay valid).
      * @default 'adaptive'
      */
-    algorithm?: 'adaptive' | 'search';
+    algorithm?: 'adaptive';
     /**
-     * Backoff triggers per window to aim at: below it the rate rises, above it falls; a
-     * `[low, high]` range holds the rate while the count stays inside.
+     * Least length of a measuring window.
      * @default 1
-     */
-    backoffTarget?: number | readonly [number, number];
-    /**
-     * Least length of a search window.
-     * @default 1.5
      */
     windowSecs?: number;
     /**
-     * Rate to start from, requests per second; unset: unpaced until the first trigger, then slow
-     * start from what got through. A rate an earlier crawl learned (`rememberLearnedRates`) wins.
+     * Rate to start from, requests per second; unset: unpaced until the site gives a signal (a
+     * refusal, an empty quota, a queue). A rate an earlier crawl learned (`rememberLearnedRates`) wins.
      */
     initialRate?: number;
     /** @default 0.01 */
@@ -138,7 +123,7 @@ export interface RampupSettings {
     /** @default 1000 */
     maxRate?: number;
     /**
-     * Most concurrency rampup may reach by adding slots to a scope held back by slow responses
+     * Most concurrency the learner may reach by adding slots while response times stay flat
      * (never above an explicit `concurrency` of the scope). 8 is Scrapy's
      * `CONCURRENT_REQUESTS_PER_DOMAIN`: what a polite crawler has long been trusted to send one site.
      * @default 8
@@ -159,7 +144,7 @@ export interface ResolvedPolicy {
     backoffMaxDelayMs: number;
     backoffWindowMs: number;
     ignoreRobotsCrawlDelay: boolean;
-    /** The rampup search settings; undefined when rampup is off. */
+    /** The pace learner's settings; undefined when rampup is off. */
     rampup: RampupPolicy | undefined;
     /** Quota per window, or undefined for none. */
     quota: { limit: number; windowMs: number } | undefined;

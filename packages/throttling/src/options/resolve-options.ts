@@ -28,7 +28,7 @@ function sharedRampup(setting: ScopeSettings['rampup'], shared: boolean): ScopeS
     const on = setting ?? POLICY_DEFAULTS.rampup;
     if (!shared || on === false) return setting;
     const settings = on === true ? {} : on;
-    if ((settings.algorithm ?? 'adaptive') !== 'adaptive' || settings.maxConcurrency !== undefined) return setting;
+    if (settings.maxConcurrency !== undefined) return setting;
     return { ...settings, maxConcurrency: 1 };
 }
 

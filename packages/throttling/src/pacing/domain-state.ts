@@ -20,9 +20,7 @@ import type { DispatchReservation, IntervalReason, PacingPolicy } from './domain
 import { MAX_BACKOFF_EXPONENT, RefusalClock } from './refusal-clock';
 import { NUMERIC_FIELDS, UNLIMITED } from './domain-state-types';
 import { SlotPool } from './slot-pool';
-import type { RampupPolicy } from './rampup';
-import { RAMPUP_DEFAULTS as RAMPUP_FALLBACK } from './rampup';
-import { AdaptivePacer } from './adaptive-pacer';
+import type { RampupPolicy } from './rampup-policy';
 import type { LearnedRate, RatePacer } from './rate-pacer';
 import { createPacer, pacerFromJSON } from './rate-pacer';
 
@@ -112,7 +110,7 @@ export class DomainState extends RefusalClock {
         return best;
     }
 
-    /** The rampup search of this scope, created on first use (from the rate an earlier run learned, if any). */
+    /** The pace learner of this scope, created on first use (from the rate an earlier run learned, if any). */
     ramp(policy: RampupPolicy): RatePacer {
         this.rampupState ??= createPacer(policy, this.learnedRate);
         return this.rampupState;
@@ -250,7 +248,7 @@ export class DomainState extends RefusalClock {
         this.slots.untake(reservation.slot, reservation.previousSlotNextAt);
         if (reservation.probe) return;
         this.dispatched -= 1;
-        if (this.rampupState instanceof AdaptivePacer) this.rampupState.undoDispatch();
+        this.rampupState?.undoDispatch();
     }
 
     /**
@@ -266,16 +264,15 @@ export class DomainState extends RefusalClock {
         maxDelayMs: number,
         rampup?: RampupPolicy,
     ): void {
-        const adaptive = rampup?.algorithm === 'adaptive';
         if (resetMs === undefined || !(resetMs > 0)) return;
         const capped = Math.min(resetMs, maxDelayMs);
         if (remaining === 0) {
             // Nothing left: as telling as a refusal (the bucket is empty now), without one being spent.
-            if (adaptive && now >= this.backoffUntil) this.ramp(rampup).onExhausted(now, rampup, capped);
+            if (rampup && now >= this.backoffUntil) this.ramp(rampup).onExhausted(now, rampup, capped);
             this.backoffUntil = Math.max(this.backoffUntil, now + capped);
             return;
         }
-        if (!adaptive && remaining !== undefined && remaining > 0) {
+        if (!rampup && remaining !== undefined && remaining > 0) {
             this.announcedIntervalMs = Math.min(resetMs / remaining, maxDelayMs);
             this.announcedUntil = now + capped;
         }
@@ -345,7 +342,7 @@ export class DomainState extends RefusalClock {
         }
         state.backoffExponent = Math.min(state.backoffExponent, MAX_BACKOFF_EXPONENT);
         if (record.rampup !== undefined) {
-            const ramp = pacerFromJSON(record.rampup, RAMPUP_FALLBACK);
+            const ramp = pacerFromJSON(record.rampup);
             if (!ramp) return undefined;
             state.rampupState = ramp;
         }

@@ -1,14 +1,11 @@
-import { AdaptivePacer } from './adaptive-pacer';
-import type { RampupData, RampupPolicy } from './rampup';
-import { RampupState } from './rampup';
-import type { AdaptiveData } from './adaptive-pacer';
-import { clamp } from './rate-values';
+import { PaceLearner } from './pace-learner';
+import type { RampupPolicy } from './rampup-policy';
+import { clamp, storedRate } from './rate-values';
 
-/** The pacing a ramping scope follows: the adaptive pacer or the bracketed search. */
-export type RatePacer = RampupState | AdaptivePacer;
+/** The pacing a ramping scope follows. */
+export type RatePacer = PaceLearner;
 
-/** What a pacer of either kind saves. */
-export type RatePacerData = RampupData | AdaptiveData;
+export type { AdaptiveData as RatePacerData } from './adaptive-data';
 
 /**
  * What an earlier run learned of a scope's rate (requests per second): the pace it found safe, and
@@ -20,22 +17,32 @@ export interface LearnedRate {
 }
 
 /**
- * A new pacer for a scope, of the policy's algorithm. An adaptive pacer given what an earlier run
- * learned starts there, paced from the first request, instead of unpaced until the site refuses.
+ * A new learner for a scope. Given what an earlier run learned it starts there, paced from the first
+ * request, instead of unpaced until the site gives a signal.
  */
 export function createPacer(policy: RampupPolicy, learned?: LearnedRate): RatePacer {
-    if (policy.algorithm !== 'adaptive') return new RampupState(policy);
-    if (!learned) return new AdaptivePacer(policy.initialRate);
+    if (!learned) return new PaceLearner(policy.initialRate);
     const rate = clamp(learned.rate, policy);
-    const pacer = new AdaptivePacer(rate);
+    const pacer = new PaceLearner(rate);
     pacer.safeRate = rate;
-    // The refused bound too, so the pacer holds near the learned rate rather than doubling past it.
+    // The refused bound too, so the learner holds near the learned rate rather than doubling past it.
     if (learned.unsafeRate !== undefined && learned.unsafeRate > rate) pacer.unsafeRate = learned.unsafeRate;
     return pacer;
 }
 
-/** Rebuilds a persisted pacer of either kind, or undefined when the data is malformed. */
-export function pacerFromJSON(data: unknown, policy: RampupPolicy): RatePacer | undefined {
-    const kind = typeof data === 'object' && data !== null ? (data as { kind?: unknown }).kind : undefined;
-    return kind === 'adaptive' ? AdaptivePacer.fromJSON(data) : RampupState.fromJSON(data, policy);
+/**
+ * Rebuilds a persisted learner, or undefined when the data is malformed. A state saved by the removed
+ * bracketed search (no `kind`) starts a learner from the rate that search had found safe.
+ */
+export function pacerFromJSON(data: unknown): RatePacer | undefined {
+    if (typeof data !== 'object' || data === null || Array.isArray(data)) return undefined;
+    const d = data as Record<string, unknown>;
+    if (d.kind === 'adaptive') return PaceLearner.fromJSON(data);
+    const safe = storedRate(d.safeRate);
+    const learner = new PaceLearner();
+    if (safe !== undefined && Number.isFinite(safe)) {
+        learner.rate = safe;
+        learner.safeRate = safe;
+    }
+    return learner;
 }

@@ -9,7 +9,7 @@ import { applyJitter, POLICY_DEFAULTS } from '../options/policy';
 import { DomainStateRecord } from './domain-state-record';
 import type { BackoffPolicy, PacingPolicy, RateLimitOutcome } from './domain-state-types';
 import { UNLIMITED } from './domain-state-types';
-import type { RampupPolicy } from './rampup';
+import type { RampupPolicy } from './rampup-policy';
 import type { RatePacer } from './rate-pacer';
 
 /** Exponent cap: 2^20 × base is far beyond any sane cap, and keeps the arithmetic finite. */
@@ -25,6 +25,9 @@ export const STALL_DISPATCH_SLACK_MS = 2_000;
 export abstract class RefusalClock extends DomainStateRecord {
     /** The scope's rate pacer under `policy`, made on first use. */
     abstract ramp(policy: RampupPolicy): RatePacer;
+
+    /** Requests of the scope in flight (a refusal's own included until it is reclaimed). */
+    abstract get inFlight(): number;
 
     /** Pacing raised by backoff triggers at `now`, after the decay of full quiet windows. */
     penaltyAt(now: number, policy: PacingPolicy = UNLIMITED): number {
@@ -86,7 +89,7 @@ export abstract class RefusalClock extends DomainStateRecord {
         // The rampup search paces from here: back to the last safe rate, not raised pacing.
         if (policy.rampup) {
             const pacer = this.ramp(policy.rampup);
-            pacer.onTrigger(now, policy.rampup, delayMs, useHeader);
+            pacer.onTrigger(now, policy.rampup, delayMs, useHeader, this.inFlight);
             // The clock was armed at the pace just refused: the next request waits one new interval.
             this.nextDispatchAt = Math.max(this.nextDispatchAt, now + pacer.delayMs());
         } else this.raisePenalty(now, useHeader ? requestedMs : undefined, policy);
@@ -110,7 +113,7 @@ export abstract class RefusalClock extends DomainStateRecord {
      * `backoffMinDelaySecs`; a run of refusals without an answer still doubles from there.
      */
     private firstBackoffMs(policy: BackoffPolicy): number {
-        if (policy.rampup?.algorithm !== 'adaptive') return policy.backoffMinDelayMs;
+        if (!policy.rampup) return policy.backoffMinDelayMs;
         const rate = this.rampupState?.safeRate ?? 0;
         return Math.min(policy.backoffMinDelayMs, Math.max(1000, rate > 0 ? 2000 / rate : 0));
     }

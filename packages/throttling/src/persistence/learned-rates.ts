@@ -1,7 +1,6 @@
 import type { Configuration } from '@crawlee/core';
 import { KeyValueStore } from '@crawlee/core';
 
-import { AdaptivePacer } from '../pacing/adaptive-pacer';
 import type { DomainState } from '../pacing/domain-state';
 import type { DomainStateStore } from '../pacing/domain-state-store';
 import type { Clock } from '../time/clock';
@@ -105,7 +104,7 @@ export class LearnedRates {
 /** What a state's adaptive pacer has learned: its safe pace, and the lowest refused when known. */
 function learnedOf(state: DomainState, now: number): LearnedRateEntry | undefined {
     const pacer = state.rampupState;
-    if (!(pacer instanceof AdaptivePacer)) return undefined;
+    if (!pacer) return undefined;
     const rate = pacer.safeRate;
     if (!(rate > 0) || !Number.isFinite(rate)) return undefined;
     const unsafe = pacer.unsafeRate;

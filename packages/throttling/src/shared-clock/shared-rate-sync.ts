@@ -1,4 +1,4 @@
-import { AdaptivePacer } from '../pacing/adaptive-pacer';
+import type { PaceLearner } from '../pacing/pace-learner';
 import type { DomainStateStore } from '../pacing/domain-state-store';
 import type { ScopeRouter } from '../routing/scope-router';
 import { andThen, outcomeOf } from './maybe-promise';
@@ -114,10 +114,9 @@ export class SharedRateSync {
         return share;
     }
 
-    private pacerOf(key: string): AdaptivePacer | undefined {
-        if (this.options.router.policyOf(key).rampup?.algorithm !== 'adaptive') return undefined;
-        const pacer = this.options.states.read(key)?.rampupState;
-        return pacer instanceof AdaptivePacer ? pacer : undefined;
+    private pacerOf(key: string): PaceLearner | undefined {
+        if (!this.options.router.policyOf(key).rampup) return undefined;
+        return this.options.states.read(key)?.rampupState;
     }
 
     /** Sends what is pending (a cut, the counts), one call in flight per key. */
@@ -203,7 +202,7 @@ export class SharedRateSync {
         }
     }
 
-    private follow(key: string, share: KeyShare, pacer: AdaptivePacer, rate: SharedRate, now: number): void {
+    private follow(key: string, share: KeyShare, pacer: PaceLearner, rate: SharedRate, now: number): void {
         share.rateAt = rate.at;
         if (rate.rate !== pacer.rate) pacer.follow(now, this.options.router.policyOf(key).rampup!, rate.rate);
         share.rate = pacer.rate;

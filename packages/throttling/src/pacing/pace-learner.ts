@@ -1,0 +1,422 @@
+/**
+ * The pace learner of one scope: how many requests it may have in flight (slots) and how fast it may
+ * send them (pace), learned from the site's answers. docs/rampup.md explains the model.
+ *
+ * - Slots follow queueing (TCP Vegas, Netflix Gradient2): while every slot is busy and the window's
+ *   median response time stays within `LATENCY_TOLERANCE` of the unloaded (least) one, slots double
+ *   (after a knee: grow by one); a median beyond it means a queue at the site, and slots shrink to
+ *   slots × least ÷ median. The slot count where only latency grew (the knee) is not probed again for
+ *   a period. A refusal while several requests were in flight bounds slots to those below it (a
+ *   concurrency cap answers 503 beyond N).
+ * - Pace starts unpaced. A refusal, an announced empty quota, or a queue at one slot (a limiter that
+ *   delays rather than refuses) sets it just under the delivery rate (`PACE_GAIN`, as BBR cruises just
+ *   under the bottleneck rate). Quiet windows double it while no pace was refused, then step towards
+ *   the lowest refused pace; that bound is relaxed now and then so a faster site is found.
+ * - A refusal share that does not fall after a cut says the refusals do not follow the pace: the cut
+ *   is undone and that share is not answered by cuts again.
+ *
+ * Rates are requests per second; times epoch ms. Decisions take `now` and read no clock.
+ */
+import type { RampupPolicy } from './rampup-policy';
+import { RAMPUP_DEFAULTS } from './rampup-policy';
+import { ResponseTimes } from './response-times';
+import { DeliveryPoints } from './delivery-points';
+import type { DeliverySample } from './delivery-points';
+import { clamp } from './rate-values';
+import { adaptiveData, parseAdaptiveData } from './adaptive-data';
+import type { AdaptiveData } from './adaptive-data';
+
+/**
+ * The pace as a share of the rate measured: just under it, so that jitter and a clock's rounding do
+ * not overrun the site (BBR's cruising gain). Also how full a window must be to count as held by the
+ * pace, and how close to the refused pace the pace counts as there.
+ */
+export const PACE_GAIN = 0.95;
+/**
+ * A window median above this multiple of the least response time is a queue at the site. The goal is
+ * a median within 1.5× of the site's unloaded one; Gradient2 uses the same tolerance.
+ */
+export const LATENCY_TOLERANCE = 1.5;
+/**
+ * How long estimates hold before they are measured again: the least response time, the knee of the
+ * slots, and the lowest refused pace (relaxed after it, so a site that got faster or a limit that
+ * changed is found). Envoy's adaptive concurrency re-samples its minimum on about this scale.
+ */
+export const PERIOD_MS = 30_000;
+/** How far from the pace towards the refused pace a quiet window steps, and how far a relaxed bound moves up. */
+export const PROBE_STEP = 0.25;
+/** A refused bound is relaxed only after this many requests too: one probe's refusal per 200 is ½ % at most. */
+export const RELAX_DISPATCHES = 200;
+/** Least answers in a window before its median says anything. */
+export const MIN_WINDOW_ANSWERS = 3;
+/** What a refusal without a server-given wait is read as at the first refusal (as `Retry-After: 1`). */
+export const BARE_REFUSAL_MS = 1_000;
+/**
+ * Fewer requests than this waiting in the scope: no probing above a refused pace (the few left would
+ * not gain the time a probe's refusal costs).
+ */
+export const MIN_BACKLOG_TO_PROBE = 15;
+/** A refused share that kept this much of itself after a cut did not fall because of it. */
+export const BACKGROUND_HELD = 0.8;
+/**
+ * A one-token bucket refuses every other request at any pace above its rate: a share this high is the
+ * pace's doing, never a background share.
+ */
+export const MAX_BACKGROUND_SHARE = 0.5;
+
+/** A pace cut on trial: the bounds before it, and the share of dispatches refused that led to it. */
+interface CutOnTrial {
+    rate: number;
+    safeRate: number;
+    unsafeRate: number;
+    share: number;
+    dispatched: number;
+    refusals: number;
+    /** The pace cut to: refusals above it are a probe's, not the trial's. */
+    cutTo: number;
+}
+
+export class PaceLearner implements AdaptiveData {
+    readonly kind = 'adaptive';
+    /** Current pace, requests per second (Infinity: unpaced). */
+    rate: number;
+    /** The pace learned to be safe: the last quiet or estimated one; 0 while unknown. */
+    safeRate = 0;
+    /** The lowest pace refused (or queued at) since the last relaxing; Infinity when none. */
+    unsafeRate = Number.POSITIVE_INFINITY;
+    /** Slots on top of one. */
+    extraConcurrency = 0;
+    /** The slots of the last window that saw no queue (persisted; a resumed crawl starts there). */
+    safeExtraConcurrency = 0;
+    /** In this window the scope had work and a clock allowing it, but every slot was busy. */
+    slotBoundInWindow = false;
+    // Response times: the least one (unloaded) and this window's.
+    private readonly times = new ResponseTimes(PERIOD_MS);
+    // Points where the bucket was known empty, to measure the delivery rate from.
+    private readonly points = new DeliveryPoints(PERIOD_MS);
+    // The policy of the last dispatch (answers come without one): the slot cap and the pace bounds.
+    private policy: RampupPolicy = RAMPUP_DEFAULTS;
+    // Requests of the scope waiting at the last dispatch.
+    private backlog = Number.POSITIVE_INFINITY;
+    // The slot count at which only latency grew, and when (not probed again for a period).
+    private knee = Number.POSITIVE_INFINITY;
+    private kneeAt = 0;
+    // The current window: when it started, dispatches in it, whether it saw a refusal.
+    private windowStart = -1;
+    private windowDispatches = 0;
+    private windowRefused = false;
+    // Time in the window the backoff held the scope for refusals that do not follow the pace.
+    private windowHeldMs = 0;
+    // Accepted answers in all (other processes' included), and when the first came.
+    private answered = 0;
+    private firstAnswerAt = -1;
+    // Dispatches in all, at the last refusal, and since the refused bound last moved.
+    private dispatched = 0;
+    private dispatchedAtRefusal = 0;
+    private sinceBound = 0;
+    // When the refused bound last moved (relaxed after a period).
+    private boundAt = 0;
+    // The last quiet pace, and the pace held before the refused bound was last relaxed (a period
+    // without refusal proved it): estimates a cut does not fall below while they are under the refused pace.
+    private quietRate = 0;
+    private heldRate = 0;
+    // Answers before the first signal of the unpaced start: at least the site's burst (Infinity: unknown).
+    private burstSeen = Number.POSITIVE_INFINITY;
+    // The last cut, judged by the refusals after it; the share found to be refused whatever the pace.
+    private trial: CutOnTrial | undefined;
+    private backgroundShare = 0;
+
+    /** `initialRate`: a pace to start from instead of unpaced (Infinity). */
+    constructor(initialRate = Number.POSITIVE_INFINITY) {
+        this.rate = initialRate;
+    }
+
+    /** The delay between dispatches asked for, ms (0 while unpaced). */
+    delayMs(): number {
+        return Number.isFinite(this.rate) ? 1000 / this.rate : 0;
+    }
+
+    private get slots(): number {
+        return 1 + this.extraConcurrency;
+    }
+
+    private set slots(n: number) {
+        this.extraConcurrency = Math.max(0, Math.min(this.policy.maxConcurrency, Math.round(n)) - 1);
+    }
+
+    /** A request went out at `now`; `backlog`: requests of the scope still waiting. */
+    onDispatch(now: number, policy: RampupPolicy, backlog = Number.POSITIVE_INFINITY): void {
+        this.policy = policy;
+        this.backlog = backlog;
+        this.dispatched += 1;
+        this.sinceBound += 1;
+        if (this.windowStart < 0) this.startWindow(now);
+        this.windowDispatches += 1;
+        this.maybeCloseWindow(now);
+    }
+
+    /** A dispatch counted did not go out after all (the queue was empty, a shared clock said no). */
+    undoDispatch(): void {
+        if (this.dispatched > this.dispatchedAtRefusal) this.dispatched -= 1;
+        if (this.windowDispatches > 0) this.windowDispatches -= 1;
+        if (this.sinceBound > 0) this.sinceBound -= 1;
+    }
+
+    /**
+     * An accepted answer at `now` to a request sent at `sentAt` (when known): its response time is
+     * measured, and one sent before an empty-bucket point took its token before that point.
+     */
+    onAnswer(now = 0, sentAt?: number): void {
+        if (this.answered === 0) this.firstAnswerAt = now;
+        this.answered += 1;
+        if (sentAt === undefined) return;
+        this.points.answeredBefore(sentAt);
+        this.times.add(now, now - sentAt, sentAt >= this.windowStart);
+        this.maybeCloseWindow(now);
+    }
+
+    /**
+     * A refusal that started a backoff at `now`: `waitMs` is the wait it imposed, `serverGiven` whether
+     * the site named it, `inFlight` the requests of the scope in flight, the refused one included.
+     */
+    onTrigger(now: number, policy: RampupPolicy, waitMs = 0, serverGiven = true, inFlight = 0): void {
+        this.policy = policy;
+        const run = Math.max(1, this.dispatched - this.dispatchedAtRefusal);
+        this.dispatchedAtRefusal = this.dispatched;
+        // Refused with others in flight: a concurrency cap would refuse beyond those.
+        if (inFlight > 1 && inFlight <= this.slots) this.markKnee(now, inFlight - 1);
+        const last = this.points.last();
+        let emptyBucket = true;
+        if (this.answered === (last?.answered ?? 0)) {
+            // Refused with no answer since the last refusal (a retry), or before any: nothing to learn
+            // of the rate, and the backoff, growing with each such refusal, already holds the scope.
+        } else if (!Number.isFinite(this.rate)) {
+            this.learnFirst(now, serverGiven ? waitMs : 0);
+        } else if (this.followsThePace(1 / run, this.rate)) {
+            this.cut(now, 1 / run);
+        } else emptyBucket = false;
+        // A refusal that does not follow the pace leaves the window as it was: it may still prove the
+        // pace, over the time its wait left for sending.
+        if (!emptyBucket) {
+            this.windowHeldMs += waitMs;
+            return;
+        }
+        this.points.add(now, this.answered, this.rate, waitMs);
+        this.startWindow(now);
+        this.windowRefused = true;
+    }
+
+    /**
+     * The site announced an empty quota (RateLimit headers): its bucket is empty now, as at a refusal,
+     * without one being spent. Unpaced, or paced clearly faster than the site delivered, it sets the
+     * pace as a refusal would; otherwise it only marks a point to measure from.
+     */
+    onExhausted(now: number, policy: RampupPolicy, waitMs: number): void {
+        this.policy = policy;
+        const sample = this.deliverySample(now);
+        if (!Number.isFinite(this.rate)) this.learnFirst(now, waitMs);
+        else if (sample !== undefined && sample.rate < this.rate * PACE_GAIN) this.setPace(now, sample.rate, this.rate);
+        this.points.add(now, this.answered, this.rate, waitMs);
+        this.startWindow(now);
+    }
+
+    /**
+     * The first signal of an unpaced scope: the pace becomes what got through, over the time from the
+     * first answer (a first page load is no rate) including the wait imposed (a slow site's burst then
+     * reads as the slow rate it is). A bare refusal's wait is our own backoff's: read as one second.
+     */
+    private learnFirst(now: number, givenMs: number): void {
+        const teachingMs = givenMs > 0 ? givenMs : BARE_REFUSAL_MS;
+        const seconds = Math.max(0.001, (now - Math.max(0, this.firstAnswerAt) + teachingMs) / 1000);
+        const sample = this.deliverySample(now)?.rate ?? 0;
+        this.burstSeen = Math.max(1, this.answered);
+        this.safeRate = clamp(Math.max(sample, this.answered / seconds), this.policy);
+        this.rate = this.safeRate;
+        this.points.notePace(this.rate);
+    }
+
+    /**
+     * Whether a refusal at a refused share `share` (one over the dispatches since the previous one)
+     * should cut the pace. A cut on trial whose share did not fall (kept `BACKGROUND_HELD` of it) after
+     * two refusals is undone: those refusals come whatever the pace, and their share no longer cuts.
+     */
+    private followsThePace(share: number, pace: number): boolean {
+        const trial = this.trial;
+        // Refused at a pace clearly above the one cut to: a probe found the bound, which says nothing of
+        // the cut (a probe's small step above it still leaves the trial open).
+        if (trial && pace > trial.cutTo / PACE_GAIN) this.trial = undefined;
+        else if (trial) {
+            trial.refusals += 1;
+            const since = trial.refusals / Math.max(1, this.dispatched - trial.dispatched);
+            if (since < trial.share * BACKGROUND_HELD) this.trial = undefined;
+            else if (trial.refusals < 2) return false;
+            else {
+                this.trial = undefined;
+                this.backgroundShare = Math.max(this.backgroundShare, Math.min(trial.share, since));
+                this.rate = trial.rate;
+                this.safeRate = trial.safeRate;
+                this.unsafeRate = trial.unsafeRate;
+                return false;
+            }
+        }
+        return !(this.backgroundShare > 0 && share <= this.backgroundShare / BACKGROUND_HELD);
+    }
+
+    /** Refused at the pace: just under the delivery rate since the bucket was last empty. */
+    private cut(now: number, share: number): void {
+        const refused = this.rate;
+        const sample = this.deliverySample(now);
+        // The delivery sample is a lower bound on the rate (a full bucket wastes its refill); a pace that
+        // lived through a quiet window clearly below the refused one is one too, unless a burst hid it.
+        // Slow start refused: back to the last pace that lived through a quiet window (half the refused one).
+        const doubling = !Number.isFinite(this.unsafeRate);
+        const proven = [doubling ? this.quietRate : 0, this.heldRate].filter((r) => r < refused * PACE_GAIN);
+        const quiet = Math.max(0, ...proven);
+        const estimate = Math.max(Math.min(sample?.rate ?? 0, refused), quiet) || refused / 2;
+        const { rate, safeRate, unsafeRate, dispatched } = this;
+        // Asked faster than it delivered all along since the bucket was last empty (that is its rate), or
+        // a relaxed bound's probe refused above a pace held for a period: the bound sits just above the
+        // estimate, with no probing up to the pace refused until the next relaxing.
+        const settled = sample?.exact === true || (this.heldRate > 0 && this.heldRate < refused);
+        this.heldRate = 0;
+        this.setPace(now, estimate, settled ? Math.min(refused, estimate / PACE_GAIN) : refused);
+        // On trial only when cut under what the site delivered: a bucket then stops refusing.
+        const trial = { rate, safeRate, unsafeRate, share, dispatched, refusals: 0, cutTo: this.rate };
+        const judged = share < MAX_BACKGROUND_SHARE && sample !== undefined && this.rate <= sample.rate;
+        this.trial = judged ? trial : undefined;
+    }
+
+    /** Paces just under `measured`, with `refused` (a pace the site refused or queued at) as the bound. */
+    private setPace(now: number, measured: number, refused: number): void {
+        this.unsafeRate = Math.min(this.unsafeRate, Math.max(measured, refused));
+        this.safeRate = clamp(Math.min(measured, refused) * PACE_GAIN, this.policy);
+        this.rate = this.safeRate;
+        this.points.notePace(this.rate);
+        this.boundAt = now;
+        this.sinceBound = 0;
+    }
+
+    /** The slots where only latency grew, or a refusal came: back below them, not probed for a period. */
+    private markKnee(now: number, safeSlots: number): void {
+        this.knee = safeSlots + 1;
+        this.kneeAt = now;
+        this.slots = Math.min(this.slots, safeSlots);
+    }
+
+    private maybeCloseWindow(now: number): void {
+        const answers = this.times.windowCount;
+        if (now - this.windowStart < this.policy.windowMs) return;
+        if (answers < MIN_WINDOW_ANSWERS && this.windowDispatches < MIN_WINDOW_ANSWERS) return;
+        // Too few answers for a median (answers slower than the window): no verdict on queueing.
+        const queued =
+            answers >= MIN_WINDOW_ANSWERS && this.times.windowMedian() > this.times.minMs * LATENCY_TOLERANCE;
+        const median = this.times.windowMedian();
+        const least = this.times.minMs;
+        if (queued && this.slots > 1) {
+            // A queue at the site: shrink to the slots its unloaded time would keep busy (Gradient2).
+            this.markKnee(now, Math.max(1, Math.floor((this.slots * least) / median)));
+        } else if (queued) {
+            // A queue at one slot: a limiter that delays rather than refuses. Pace under what it delivered.
+            const delivered = (answers * 1000) / (now - this.windowStart);
+            if (!(this.rate <= delivered * PACE_GAIN)) this.setPace(now, delivered, Math.min(this.rate, delivered));
+        } else if (!this.windowRefused) this.onQuietWindow(now);
+        this.startWindow(now);
+    }
+
+    /** A window without a queue or a refusal: grow the slots while they hold the scope back, else the pace. */
+    private onQuietWindow(now: number): void {
+        this.safeExtraConcurrency = this.extraConcurrency;
+        if (now - this.kneeAt >= PERIOD_MS) this.knee = Number.POSITIVE_INFINITY;
+        if (this.slotBoundInWindow && this.slots < this.policy.maxConcurrency) {
+            const next = Number.isFinite(this.knee) ? this.slots + 1 : this.slots * 2;
+            if (next < this.knee) this.slots = next;
+            return;
+        }
+        const span = Math.max(0, now - this.windowStart - this.windowHeldMs);
+        const allowed = (span * this.rate) / 1000;
+        if (!Number.isFinite(this.rate) || this.windowDispatches + 1 < allowed * PACE_GAIN) return;
+        // Twice the run that led to the cut without a refusal: the share fell, the cut followed the pace.
+        const trial = this.trial;
+        if (trial && (this.dispatched - trial.dispatched) * trial.share >= 2) this.trial = undefined;
+        this.quietRate = this.rate;
+        this.safeRate = Math.max(this.safeRate, Math.min(this.rate, this.unsafeRate * PACE_GAIN));
+        if (!Number.isFinite(this.unsafeRate)) this.rate = clamp(this.rate * 2, this.policy);
+        // A cut on trial holds until judged; a few requests left would not gain what a probe costs.
+        else if (this.trial || this.backlog < MIN_BACKLOG_TO_PROBE) return;
+        else if (this.rate < this.unsafeRate * PACE_GAIN)
+            this.rate = clamp(
+                Math.min(this.unsafeRate * PACE_GAIN, this.rate + (this.unsafeRate - this.rate) * PROBE_STEP),
+                this.policy,
+            );
+        else if (this.heldRate > 0 || (now - this.boundAt >= PERIOD_MS && this.sinceBound >= RELAX_DISPATCHES)) {
+            // Rarely: the site may have got faster, or its limit changed. A relaxed bound reached without
+            // a refusal was wrong: relax again until one comes (then the pace goes back to the held one).
+            this.heldRate ||= this.rate;
+            this.unsafeRate *= 1 + PROBE_STEP;
+            this.boundAt = now;
+            this.sinceBound = 0;
+        }
+    }
+
+    private startWindow(now: number): void {
+        this.windowStart = now;
+        this.windowDispatches = 0;
+        this.windowRefused = false;
+        this.windowHeldMs = 0;
+        this.slotBoundInWindow = false;
+        this.times.newWindow();
+    }
+
+    /** The delivery rate since the bucket was last known empty, over a window's span at least. */
+    deliverySample(now: number): DeliverySample | undefined {
+        return this.points.sample(now, this.answered, this.policy.windowMs, PACE_GAIN, this.burstSeen);
+    }
+
+    // ---- Pacing shared with other processes (shared-clock/shared-rate-sync.ts drives these two) ----
+
+    /**
+     * Dispatches and accepted answers of the other processes pacing this scope through one shared
+     * clock: they count in windows and delivery samples as this process's own do, so both measure the
+     * site, not this process's share of it (which would pin N processes at 1/N of its rate).
+     */
+    noteOthers(now: number, dispatches: number, answers: number): void {
+        if (answers > 0 && this.answered === 0) this.firstAnswerAt = now;
+        this.answered += answers;
+        this.dispatched += dispatches;
+        this.sinceBound += dispatches;
+        if (this.windowStart >= 0) this.windowDispatches += dispatches;
+    }
+
+    /**
+     * Another process sharing this scope's pace set it to `rate`; this one follows. A lower pace was a
+     * refusal there: the pace asked for here becomes the refused bound. A higher one was a quiet window
+     * there: the pace asked for here lived through it too.
+     */
+    follow(now: number, policy: RampupPolicy, rate: number): void {
+        this.policy = policy;
+        const asked = this.rate;
+        const next = clamp(rate, policy);
+        this.startWindow(now);
+        if (next >= asked) {
+            if (Number.isFinite(asked)) this.safeRate = Math.max(this.safeRate, asked);
+            this.rate = next;
+            return;
+        }
+        this.rate = next;
+        this.safeRate = next;
+        this.unsafeRate = Math.min(this.unsafeRate, asked);
+        this.boundAt = now;
+        this.sinceBound = 0;
+        this.points.add(now, this.answered, this.rate, 0);
+    }
+
+    toJSON(): AdaptiveData {
+        return adaptiveData(this);
+    }
+
+    /** Rebuilds from persisted data (known fields only, each checked), or undefined when malformed. */
+    static fromJSON(data: unknown): PaceLearner | undefined {
+        const d = parseAdaptiveData(data);
+        return d && Object.assign(new PaceLearner(), d);
+    }
+}

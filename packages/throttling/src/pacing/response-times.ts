@@ -1,0 +1,55 @@
+/**
+ * Response times of one scope's accepted answers: the windowed minimum (the site's unloaded response
+ * time, as TCP BBR and Vegas take the least round trip as the one without a queue) and the median of
+ * the current measuring window (robust to a single slow or fast answer).
+ *
+ * The minimum is kept over two periods: the current one and the one before, so an expired minimum is
+ * re-taken from recent answers rather than forgotten at once (a site that got slower for good is
+ * measured anew within two periods, and one lucky answer does not hold the baseline forever).
+ */
+export class ResponseTimes {
+    // Start of the current period of the minimum (-1 before the first answer).
+    private periodStart = -1;
+    // Least response time in the current period, and in the period before it.
+    private currentMin = Number.POSITIVE_INFINITY;
+    private previousMin = Number.POSITIVE_INFINITY;
+    // Response times of the answers counted in the current measuring window.
+    private inWindow: number[] = [];
+
+    constructor(private readonly periodMs: number) {}
+
+    /** An accepted answer that took `ms`, at `now`; `inWindow`: it counts for the current window. */
+    add(now: number, ms: number, inWindow: boolean): void {
+        if (this.periodStart < 0) this.periodStart = now;
+        if (now - this.periodStart >= this.periodMs) {
+            this.previousMin = this.currentMin;
+            this.currentMin = Number.POSITIVE_INFINITY;
+            this.periodStart = now;
+        }
+        this.currentMin = Math.min(this.currentMin, ms);
+        if (inWindow) this.inWindow.push(ms);
+    }
+
+    /** The least response time of the last one to two periods (Infinity before any answer). */
+    get minMs(): number {
+        return Math.min(this.currentMin, this.previousMin);
+    }
+
+    /** Answers counted in the current window. */
+    get windowCount(): number {
+        return this.inWindow.length;
+    }
+
+    /** The median response time of the current window (NaN when it has none). */
+    windowMedian(): number {
+        if (this.inWindow.length === 0) return Number.NaN;
+        const sorted = [...this.inWindow].sort((a, b) => a - b);
+        const mid = sorted.length >> 1;
+        return sorted.length % 2 === 1 ? sorted[mid] : (sorted[mid - 1] + sorted[mid]) / 2;
+    }
+
+    /** A new window starts: its answers are counted from now on. */
+    newWindow(): void {
+        if (this.inWindow.length > 0) this.inWindow = [];
+    }
+}
