@@ -16,6 +16,13 @@ export type { InnerRequestManager, RequestManagerOpener } from './options-schema
 import type { GetScopes } from '../routing/request-scopes';
 
 /**
+ * Default of `persistStateKey`: the key Crawlee v4's manager uses, so managers keeping it get plain
+ * `throttled-<domain>` names. Kept with the options (not the queue namespace) so that resolving the
+ * options reads no queue code.
+ */
+export const DEFAULT_PERSIST_STATE_KEY = 'CRAWLEE_THROTTLED_DOMAINS';
+
+/**
  * Options of {@link ThrottlingRequestManager}. Option names follow Crawlee v4's manager; the policy
  * settings of {@link ScopeSettings} (concurrency, delays, jitter, backoff) set the defaults of every
  * throttled domain and can be overridden per domain or endpoint in `scopes`.

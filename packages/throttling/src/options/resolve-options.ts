@@ -1,4 +1,3 @@
-import { DEFAULT_PERSIST_STATE_KEY } from '../queues/queue-namespace';
 import { DEFAULT_MAX_CRAWL_DELAY_SECS, DEFAULT_ROBOTS_TTL_MS } from '../robots/robots-crawl-delay';
 import {
     DEFAULT_FRONTIER_WINDOW,
@@ -17,6 +16,7 @@ import type { ResolvedPolicy, ScopeSettings } from './policy';
 import { DEFAULT_BACKOFF_STATUS_CODES, jitterRange, POLICY_DEFAULTS, resolveRampup } from './policy';
 import { formatOptionIssues, throttlingOptionsSchema } from './options-schema';
 import type { ResolvedThrottlingOptions, ThrottlingRequestManagerOptions } from './options';
+import { DEFAULT_PERSIST_STATE_KEY } from './options';
 import { normalizeScope } from '../routing/request-scopes';
 
 /**

@@ -6,9 +6,9 @@ import {
     THROTTLED_QUEUE_NAME_PREFIX,
     throttledQueueName,
 } from './queue-name';
+import { DEFAULT_PERSIST_STATE_KEY } from '../options/options';
 
-/** The key Crawlee v4's manager uses; managers keeping it get plain `throttled-<domain>` names. */
-export const DEFAULT_PERSIST_STATE_KEY = 'CRAWLEE_THROTTLED_DOMAINS';
+export { DEFAULT_PERSIST_STATE_KEY };
 
 // A namespaced key is `~<hash>~<domain key>`. WHATWG accepts `~` in hostnames, so a domain key of
 // the default namespace may itself read `~<8 hex>~…`: such a key gets an `^` in front, which no
