@@ -4,7 +4,7 @@ import type { ThrottlingRequestManagerOptions } from '../../packages/throttling/
 import { PaceLearner } from '../../packages/throttling/src/pacing/pace-learner';
 import { DomainState } from '../../packages/throttling/src/pacing/domain-state';
 import { UNLIMITED } from '../../packages/throttling/src/pacing/domain-state-types';
-import { resolveRampup } from '../../packages/throttling/src/options/policy';
+import { resolveRampup } from '../../packages/throttling/src/pacing/policy';
 import { simulateCrawl } from '../helpers/rate-limited-sim';
 import type { SimSite } from '../helpers/rate-limited-sim';
 import { memoryConfig } from '../helpers/storage';

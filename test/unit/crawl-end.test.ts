@@ -1,6 +1,6 @@
-import { PersistentRateLimitError } from '../../packages/throttling/src/errors';
-import { ThrottlingEventEmitter } from '../../packages/throttling/src/integration/throttling-events';
-import type { WakeSignal } from '../../packages/throttling/src/integration/wake-signal';
+import { PersistentRateLimitError } from '../../packages/throttling/src/core/errors';
+import { ThrottlingEventEmitter } from '../../packages/throttling/src/core/throttling-events';
+import type { WakeSignal } from '../../packages/throttling/src/readiness/wake-signal';
 import type { StatePersister } from '../../packages/throttling/src/persistence/state-persister';
 import { CrawlEnd } from '../../packages/throttling/src/readiness/crawl-end';
 import type { DomainReport } from '../../packages/throttling/src/readiness/domain-report';

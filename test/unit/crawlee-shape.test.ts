@@ -8,8 +8,8 @@ import { BasicCrawler } from '@crawlee/basic';
 import { CrawleeShapeError, ManualClock, ThrottlingRequestManager } from 'crawlee-throttling';
 
 import type { AttachableCrawler } from '../../packages/throttling/src/integration/crawler-integration';
-import { assertPatchable, installedCrawleeVersion } from '../../packages/throttling/src/integration/crawlee-shape';
-import { spareSessionOnce } from '../../packages/throttling/src/response/response-interpreter';
+import { assertPatchable, installedCrawleeVersion } from '../../packages/throttling/src/core/crawlee-shape';
+import { spareSessionOnce } from '../../packages/throttling/src/orchestration/response-interpreter';
 import { memoryConfig } from '../helpers/storage';
 
 const VERSION = installedCrawleeVersion();

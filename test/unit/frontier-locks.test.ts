@@ -8,7 +8,7 @@ import { FrontierWindow } from '../../packages/throttling/src/layout/frontier-wi
 import type { LockProlonger } from '../../packages/throttling/src/layout/lock-keeper';
 import { LockKeeper } from '../../packages/throttling/src/layout/lock-keeper';
 import { lockProlongerOf } from '../../packages/throttling/src/layout/shared-frontier';
-import { DomainQueue } from '../../packages/throttling/src/queues/domain-queue';
+import { DomainQueue } from '../../packages/throttling/src/core/domain-queue';
 import { memoryConfig } from '../helpers/storage';
 
 const LOCK_SECS = 60;

@@ -17,7 +17,7 @@ import {
     IpScopes,
     MIN_DNS_TTL_MS,
 } from '../../packages/throttling/src/ip/ip-scopes';
-import type { DomainQueue } from '../../packages/throttling/src/queues/domain-queue';
+import type { DomainQueue } from '../../packages/throttling/src/core/domain-queue';
 import { memoryConfig } from '../helpers/storage';
 
 /** Lets promise callbacks run (a settled fake answer reaches the cache). */

@@ -16,7 +16,7 @@ import {
     ThrottlingOptionsError,
     ThrottlingRequestManager,
 } from '../../packages/throttling/src';
-import type { NavigationContext } from '../../packages/throttling/src/response/response-interpreter';
+import type { NavigationContext } from '../../packages/throttling/src/orchestration/response-interpreter';
 import { memoryConfig } from '../helpers/storage';
 
 const T0 = 1_700_000_000_000;

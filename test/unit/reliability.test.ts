@@ -11,10 +11,10 @@ import type {
     ThrottlingRequestManagerOptions,
 } from '../../packages/throttling/src';
 import { InMemoryDomainStateStore, ManualClock, ThrottlingRequestManager } from '../../packages/throttling/src';
-import { DomainQueue } from '../../packages/throttling/src/queues/domain-queue';
+import { DomainQueue } from '../../packages/throttling/src/core/domain-queue';
 import { SharedClockSync } from '../../packages/throttling/src/shared-clock/shared-clock-sync';
 import { SharedClockFailures } from '../../packages/throttling/src/shared-clock/shared-clock-failures';
-import { MAX_TIMER_MS, WakeSignal } from '../../packages/throttling/src/integration/wake-signal';
+import { MAX_TIMER_MS, WakeSignal } from '../../packages/throttling/src/readiness/wake-signal';
 import { DomainRequestQueue } from '../../packages/throttling/src/queues/domain-request-queue';
 import { memoryConfig } from '../helpers/storage';
 

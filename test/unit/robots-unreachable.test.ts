@@ -14,7 +14,7 @@ import {
     ThrottlingRequestManager,
 } from '../../packages/throttling/src';
 import type { AttachableCrawler } from '../../packages/throttling/src/integration/crawler-integration';
-import type { NavigationContext } from '../../packages/throttling/src/response/response-interpreter';
+import type { NavigationContext } from '../../packages/throttling/src/orchestration/response-interpreter';
 import { robotsReadFailure } from '../../packages/throttling/src/robots/robots-crawl-delay';
 import { decideRobotsFailure } from '../../packages/throttling/src/robots/robots-failure';
 import { memoryConfig } from '../helpers/storage';

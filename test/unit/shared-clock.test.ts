@@ -10,7 +10,7 @@ import {
     ThrottlingRequestManager,
 } from '../../packages/throttling/src';
 import type { ThrottlingRequestManagerOptions } from '../../packages/throttling/src';
-import { decideReservation, decideSettlement } from '../../packages/throttling/src/shared-clock/shared-domain-clock';
+import { decideReservation, decideSettlement } from '../../packages/throttling/src/core/shared-domain-clock';
 import { handoutTracker } from '../helpers/handout-tracker';
 import { memoryConfig } from '../helpers/storage';
 

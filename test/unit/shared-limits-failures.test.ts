@@ -6,7 +6,7 @@ import { join } from 'node:path';
 
 import { FileDomainClock, InMemoryDomainStateStore, ManualClock, ThrottlingRequestManager } from 'crawlee-throttling';
 import type { SharedDomainClock, ThrottlingRequestManagerOptions } from 'crawlee-throttling';
-import { DomainQueue } from '../../packages/throttling/src/queues/domain-queue';
+import { DomainQueue } from '../../packages/throttling/src/core/domain-queue';
 import { SharedClockFailures } from '../../packages/throttling/src/shared-clock/shared-clock-failures';
 import type { TimerHost } from '../../packages/throttling/src/shared-clock/shared-clock-failures';
 import { SharedLimits, emptyHold } from '../../packages/throttling/src/shared-clock/shared-limits';

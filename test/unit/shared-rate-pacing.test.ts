@@ -15,7 +15,7 @@ import type { SharedDomainClock } from '../../packages/throttling/src';
 import { PaceLearner } from '../../packages/throttling/src/pacing/pace-learner';
 import { DomainState } from '../../packages/throttling/src/pacing/domain-state';
 import { UNLIMITED } from '../../packages/throttling/src/pacing/domain-state-types';
-import { resolveRampup } from '../../packages/throttling/src/options/policy';
+import { resolveRampup } from '../../packages/throttling/src/pacing/policy';
 import { SIM_HOST, SIM_START, simulateSharedCrawl, steadyPace } from '../helpers/shared-rate-sim';
 import { memoryConfig } from '../helpers/storage';
 

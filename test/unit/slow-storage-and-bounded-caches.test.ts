@@ -5,10 +5,10 @@ import type { Configuration, IRequestManager } from '@crawlee/core';
 
 import type { ThrottlingRequestManagerOptions } from '../../packages/throttling/src';
 import { ManualClock, ThrottlingRequestManager } from '../../packages/throttling/src';
-import { assemble } from '../../packages/throttling/src/assemble';
+import { assemble } from '../../packages/throttling/src/orchestration/assemble';
 import { resolveThrottlingOptions } from '../../packages/throttling/src/options/resolve-options';
-import { MAX_DECLARED_ORIGINS_PER_KEY } from '../../packages/throttling/src/pacing/pacing-recorder';
-import { DomainQueue } from '../../packages/throttling/src/queues/domain-queue';
+import { MAX_DECLARED_ORIGINS_PER_KEY } from '../../packages/throttling/src/dispatch/pacing-recorder';
+import { DomainQueue } from '../../packages/throttling/src/core/domain-queue';
 import { DomainRequestQueue } from '../../packages/throttling/src/queues/domain-request-queue';
 import { MAX_CHECKED_ORIGINS_PER_KEY, OriginGate } from '../../packages/throttling/src/robots/origin-gate';
 import { RobotsCrawlDelayCache } from '../../packages/throttling/src/robots/robots-crawl-delay';

@@ -4,7 +4,7 @@
 export { RedisStorageClient } from './redis-storage/redis-storage-client';
 export type { RedisStorageClientOptions, RedisStorageConnection } from './redis-storage/redis-storage-options';
 export { RedisStorageError } from './redis-storage/redis-storage-error';
-export { MissingRedisDriverError } from './redis-storage/load-ioredis';
+export { MissingRedisDriverError } from './shared-clock/load-ioredis';
 export { RedisDomainClock, SharedClockError } from './shared-clock/redis-domain-clock';
 export type { RedisDomainClockOptions, RedisClockClient } from './shared-clock/redis-clock-options';
 export type { RedisClockKeys } from './shared-clock/redis-keys';

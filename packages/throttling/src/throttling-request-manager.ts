@@ -12,24 +12,24 @@ import type {
 } from '@crawlee/core';
 import { log as crawleeLog } from '@crawlee/core';
 
-import type { Collaborators } from './assemble';
-import { assemble } from './assemble';
+import type { Collaborators } from './orchestration/assemble';
+import { assemble } from './orchestration/assemble';
 import type { AttachableCrawler } from './integration/crawler-integration';
 import { attachCrawler } from './integration/crawler-integration';
 import type { ThrottlerPort } from './integration/throttler-port';
-import type { ThrottlingEvents, ThrottlingListener } from './integration/throttling-events';
+import type { ThrottlingEvents, ThrottlingListener } from './core/throttling-events';
 import type { ResolvedThrottlingOptions, ThrottlingRequestManagerOptions } from './options/options';
 import { resolveThrottlingOptions } from './options/resolve-options';
-import type { ResolvedPolicy, ScopeSettings } from './options/policy';
+import type { ResolvedPolicy, ScopeSettings } from './pacing/policy';
 import type { PacingSignal, UrlLessPacingSignal } from './integration/scoped-signal';
 import { ScopedSignals } from './integration/scoped-signal';
 import type { DomainSnapshot, Readiness } from './readiness/readiness';
 import type { DomainStatistics } from './readiness/statistics';
-import type { NavigationContext } from './response/response-interpreter';
+import type { NavigationContext } from './orchestration/response-interpreter';
 import type { DomainGate, DomainGateOptions } from './robots/origin-gate';
 import { RobotsPause } from './robots/robots-pause';
-import type { RequestScopes } from './routing/request-scopes';
-import type { ScopedSource } from './routing/scope-router';
+import type { RequestScopes } from './options/request-scopes';
+import type { ScopedSource } from './scopes/scope-router';
 
 /**
  * A Crawlee request manager that paces every throttled domain on two clocks (crawl delay and

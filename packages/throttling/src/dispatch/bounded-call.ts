@@ -1,4 +1,4 @@
-import { StorageCallTimeoutError } from '../errors';
+import { StorageCallTimeoutError } from '../core/errors';
 
 /**
  * Waits for `call` at most `timeoutMs` (no limit when undefined). Past the limit it rejects with

@@ -2,14 +2,14 @@ import type { Request, RequestQueueOperationOptions } from '@crawlee/core';
 
 import type { DomainStateStore } from '../pacing/domain-state-store';
 import type { PacingFloor } from '../pacing/pacing-floor';
-import type { PacingRecorder } from '../pacing/pacing-recorder';
+import type { PacingRecorder } from './pacing-recorder';
 import type { DomainRegistry } from '../queues/domain-registry';
 import { newNetworkError } from '../response/network-errors';
-import type { ScopeRouter } from '../routing/scope-router';
+import type { ScopeRouter } from '../scopes/scope-router';
 import type { Scheduler } from '../scheduling/scheduler';
 import type { SharedClockSync } from '../shared-clock/shared-clock-sync';
 import type { SharedLimits } from '../shared-clock/shared-limits';
-import type { Clock } from '../time/clock';
+import type { Clock } from '../core/clock';
 import type { Handout, HandoutLedger } from './handout-ledger';
 
 /** What completing a request touches. */

@@ -1,20 +1,20 @@
 import type { IRequestManager, Request } from '@crawlee/core';
 
-import { CrawlDelayTooLongError, DomainUnreachableError } from '../errors';
+import { CrawlDelayTooLongError, DomainUnreachableError } from '../core/errors';
 import type { ResolvedThrottlingOptions } from '../options/options';
 import type { DispatchReservation } from '../pacing/domain-state';
 import type { DomainStateStore } from '../pacing/domain-state-store';
 import type { PacingFloor } from '../pacing/pacing-floor';
-import type { QuotaLedger } from '../pacing/quota-ledger';
-import type { DomainQueue } from '../queues/domain-queue';
+import type { QuotaLedger } from './quota-ledger';
+import type { DomainQueue } from '../core/domain-queue';
 import { everyOriginBlocked, robotsUnreachableFailure } from '../robots/origin-blocks';
-import type { ScopeRouter } from '../routing/scope-router';
-import type { MaybePromise } from '../shared-clock/maybe-promise';
-import { andThen } from '../shared-clock/maybe-promise';
+import type { ScopeRouter } from '../scopes/scope-router';
+import type { MaybePromise } from '../core/maybe-promise';
+import { andThen } from '../core/maybe-promise';
 import type { SharedClockSync } from '../shared-clock/shared-clock-sync';
 import type { SharedHold, SharedLimits } from '../shared-clock/shared-limits';
 import { emptyHold } from '../shared-clock/shared-limits';
-import type { Clock } from '../time/clock';
+import type { Clock } from '../core/clock';
 import type { HandoutLedger, HeldSlot } from './handout-ledger';
 
 /** One dispatch in progress: the window and slot it took, until it is committed or rolled back. */

@@ -1,12 +1,12 @@
 import type { IRequestManager, Request } from '@crawlee/core';
 
 import type { FrontierWindow } from '../layout/frontier-window';
-import type { DomainQueue } from '../queues/domain-queue';
+import type { DomainQueue } from '../core/domain-queue';
 import type { DomainRegistry } from '../queues/domain-registry';
 import type { OriginGate } from '../robots/origin-gate';
 import type { Scheduler } from '../scheduling/scheduler';
-import type { Clock } from '../time/clock';
-import { isPromise } from '../shared-clock/maybe-promise';
+import type { Clock } from '../core/clock';
+import { isPromise } from '../core/maybe-promise';
 import { boundedCall } from './bounded-call';
 import type { Dispatcher, Ticket } from './dispatcher';
 

@@ -1,6 +1,6 @@
 import type { IRequestManager, Request } from '@crawlee/core';
 
-import type { DomainQueue } from '../queues/domain-queue';
+import type { DomainQueue } from '../core/domain-queue';
 import type { SharedHold } from '../shared-clock/shared-limits';
 
 /** A slot a handed-out request holds in a scope other than its queue's (per-request scopes). */

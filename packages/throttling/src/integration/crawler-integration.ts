@@ -1,7 +1,7 @@
 import type { IRequestManager } from '@crawlee/core';
 import { log as crawleeLog, Session } from '@crawlee/core';
 
-import { ThrottlingOptionsError } from '../errors';
+import { ThrottlingOptionsError } from '../core/errors';
 import type { RobotsFetcher, RobotsVerdict } from '../robots/robots-crawl-delay';
 import type { StreamingHttpClient } from '../robots/crawler-robots-fetcher';
 import { robotsFetcherOfHttpClient } from '../robots/crawler-robots-fetcher';
@@ -14,8 +14,8 @@ import {
 } from '../robots/robots-crawl-delay';
 import type { DomainGateAttempt, DomainGateOutcome } from '../robots/origin-gate';
 import { decideRobotsFailure } from '../robots/robots-failure';
-import type { NavigationContext } from '../response/response-interpreter';
-import { assertPatchable } from './crawlee-shape';
+import type { NavigationContext } from '../orchestration/response-interpreter';
+import { assertPatchable } from '../core/crawlee-shape';
 import type { ThrottlerPort } from './throttler-port';
 
 /**

@@ -1,8 +1,8 @@
-import { ThrottlingOptionsError } from '../errors';
+import { ThrottlingOptionsError } from '../core/errors';
 import type { ResolvedThrottlingOptions } from '../options/options';
-import type { PacingRecorder } from '../pacing/pacing-recorder';
+import type { PacingRecorder } from '../dispatch/pacing-recorder';
 import type { PacingSignal as UnscopedSignal } from '../pacing/pacing-signal';
-import type { ScopeRouter } from '../routing/scope-router';
+import type { ScopeRouter } from '../scopes/scope-router';
 
 /**
  * How much of the URL space a signal covers, as Crawlee v4 names it: `'hostname'`, `'registrableDomain'`,

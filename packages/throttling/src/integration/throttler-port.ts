@@ -2,7 +2,7 @@ import type { IRequestManager } from '@crawlee/core';
 
 import type { ResolvedThrottlingOptions } from '../options/options';
 import type { PacingSignal } from '../pacing/pacing-signal';
-import type { NavigationContext } from '../response/response-interpreter';
+import type { NavigationContext } from '../orchestration/response-interpreter';
 import type { DomainStatistics } from '../readiness/statistics';
 import type { DomainGate, DomainGateOptions } from '../robots/origin-gate';
 

@@ -1,4 +1,4 @@
-import type { DomainQueue } from '../queues/domain-queue';
+import type { DomainQueue } from '../core/domain-queue';
 import { canonicalAddress, ipScopeKey, pickAddress } from './ip-address';
 import type { IpResolver } from './ip-resolver';
 

@@ -1,6 +1,6 @@
-import type { ResolvedPolicy } from '../options/policy';
+import type { ResolvedPolicy } from '../pacing/policy';
 import type { DomainState } from '../pacing/domain-state';
-import type { DomainQueue } from '../queues/domain-queue';
+import type { DomainQueue } from '../core/domain-queue';
 import { anyOriginBlocked } from '../robots/origin-blocks';
 
 /**

@@ -1,4 +1,4 @@
-import type { DomainQueue } from '../queues/domain-queue';
+import type { DomainQueue } from '../core/domain-queue';
 
 /**
  * Longest a domain's clocks may still run for one of its requests to wait in the frontier window.

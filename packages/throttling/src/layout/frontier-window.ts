@@ -1,6 +1,6 @@
 import type { Request } from '@crawlee/core';
 
-import type { DomainQueue } from '../queues/domain-queue';
+import type { DomainQueue } from '../core/domain-queue';
 import type { LockKeeper } from './lock-keeper';
 
 /**

@@ -1,6 +1,6 @@
-import type { ResolvedPolicy } from '../options/policy';
+import type { ResolvedPolicy } from '../pacing/policy';
 import type { DomainStateStore } from '../pacing/domain-state-store';
-import type { DomainQueue } from '../queues/domain-queue';
+import type { DomainQueue } from '../core/domain-queue';
 import type { DomainRegistry } from '../queues/domain-registry';
 import { isAtRest } from './at-rest';
 

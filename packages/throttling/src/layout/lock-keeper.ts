@@ -1,7 +1,7 @@
 import type { Request } from '@crawlee/core';
 
-import type { DomainQueue } from '../queues/domain-queue';
-import type { Clock } from '../time/clock';
+import type { DomainQueue } from '../core/domain-queue';
+import type { Clock } from '../core/clock';
 
 /**
  * Extends the lock a queue holds on one of its requests by `lockSecs`; resolves to the new expiry

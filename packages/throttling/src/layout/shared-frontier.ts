@@ -2,10 +2,10 @@ import type { IRequestManager } from '@crawlee/core';
 
 import type { ResolvedThrottlingOptions } from '../options/options';
 import type { DomainStateStore } from '../pacing/domain-state-store';
-import type { DomainQueue } from '../queues/domain-queue';
+import type { DomainQueue } from '../core/domain-queue';
 import type { DomainRegistry } from '../queues/domain-registry';
-import type { ScopeRouter } from '../routing/scope-router';
-import type { Clock } from '../time/clock';
+import type { ScopeRouter } from '../scopes/scope-router';
+import type { Clock } from '../core/clock';
 import { waitsBriefly } from './brief-wait';
 import { FrontierWindow } from './frontier-window';
 import { IdleEviction } from './idle-eviction';

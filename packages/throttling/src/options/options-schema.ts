@@ -2,14 +2,14 @@ import type { Configuration, IRequestManager } from '@crawlee/core';
 import { z } from 'zod';
 
 import type { IpResolver } from '../ip/ip-resolver';
-import { QUEUE_LAYOUTS } from '../layout/queue-layout';
+import { QUEUE_LAYOUTS } from './queue-layout';
 import type { DomainStateStore } from '../pacing/domain-state-store';
 import type { RefusalWhen } from '../response/refusal-rule';
 import type { RobotsFetcher } from '../robots/robots-crawl-delay';
-import type { GetScopes } from '../routing/request-scopes';
-import type { SharedDomainClock } from '../shared-clock/shared-domain-clock';
-import type { Clock } from '../time/clock';
-import { parseScopeKey } from './policy';
+import type { GetScopes } from './request-scopes';
+import type { SharedDomainClock } from '../core/shared-domain-clock';
+import type { Clock } from '../core/clock';
+import { parseScopeKey } from '../pacing/policy';
 
 /** Opens the queue that holds one throttled domain's requests. */
 export type RequestManagerOpener = (name: string, options: { config?: Configuration }) => Promise<IRequestManager>;

@@ -1,7 +1,7 @@
-import type { QueueLayout } from '../layout/queue-layout';
-import type { Clock } from '../time/clock';
+import type { QueueLayout } from './queue-layout';
+import type { Clock } from '../core/clock';
 import type { DomainStateStore } from '../pacing/domain-state-store';
-import type { SharedDomainClock } from '../shared-clock/shared-domain-clock';
+import type { SharedDomainClock } from '../core/shared-domain-clock';
 import type { ThrottleBy } from '../routing/domain-key';
 import type { IpResolver } from '../ip/ip-resolver';
 import type { LearnedRatesSettings } from './learned-rates-settings';
@@ -9,11 +9,11 @@ import type { LearnedRatesSettings } from './learned-rates-settings';
 export type { LearnedRatesSettings } from './learned-rates-settings';
 import type { RobotsFetcher } from '../robots/robots-crawl-delay';
 import type { RefusalRule, RefusalWhen } from '../response/refusal-rule';
-import type { ResolvedPolicy, ScopeSettings } from './policy';
+import type { ResolvedPolicy, ScopeSettings } from '../pacing/policy';
 import type { InnerRequestManager, RequestManagerOpener } from './options-schema';
 
 export type { InnerRequestManager, RequestManagerOpener } from './options-schema';
-import type { GetScopes } from '../routing/request-scopes';
+import type { GetScopes } from './request-scopes';
 
 /**
  * Default of `persistStateKey`: the key Crawlee v4's manager uses, so managers keeping it get plain

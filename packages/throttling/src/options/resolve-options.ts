@@ -3,21 +3,21 @@ import {
     DEFAULT_FRONTIER_WINDOW,
     DEFAULT_FRONTIER_WINDOW_PER_DOMAIN,
     DEFAULT_MAX_THROTTLED_DOMAINS,
-} from '../layout/queue-layout';
-import { systemClock } from '../time/clock';
+} from './queue-layout';
+import { systemClock } from '../core/clock';
 import type { ThrottleBy } from '../routing/domain-key';
 import { createSystemIpResolver } from '../ip/ip-resolver';
 import { isIpScope } from '../ip/ip-address';
 import { resolveLearnedRates } from './learned-rates-settings';
-import { ThrottlingOptionsError } from '../errors';
-import type { QueueLayout } from '../layout/queue-layout';
+import { ThrottlingOptionsError } from '../core/errors';
+import type { QueueLayout } from './queue-layout';
 import { refusalRuleOf } from '../response/refusal-rule';
-import type { ResolvedPolicy, ScopeSettings } from './policy';
-import { DEFAULT_BACKOFF_STATUS_CODES, jitterRange, POLICY_DEFAULTS, resolveRampup } from './policy';
+import type { ResolvedPolicy, ScopeSettings } from '../pacing/policy';
+import { DEFAULT_BACKOFF_STATUS_CODES, jitterRange, POLICY_DEFAULTS, resolveRampup } from '../pacing/policy';
 import { formatOptionIssues, throttlingOptionsSchema } from './options-schema';
 import type { ResolvedThrottlingOptions, ThrottlingRequestManagerOptions } from './options';
 import { DEFAULT_PERSIST_STATE_KEY } from './options';
-import { normalizeScope } from '../routing/request-scopes';
+import { normalizeScope } from './request-scopes';
 
 /**
  * Adaptive pacing beside a shared clock adds no slots unless told to (`rampup.maxConcurrency`): a key

@@ -1,4 +1,4 @@
-import type { ResolvedPolicy } from '../options/policy';
+import type { ResolvedPolicy } from './policy';
 import type { RatePacerData } from './rate-pacer';
 
 /** The serialisable part of a domain's state (what is persisted and restored). */

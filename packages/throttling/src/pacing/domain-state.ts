@@ -14,8 +14,8 @@
  * restored by another process.
  */
 
-import type { ResolvedPolicy } from '../options/policy';
-import { applyJitter } from '../options/policy';
+import type { ResolvedPolicy } from './policy';
+import { applyJitter } from './policy';
 import type { DispatchReservation, IntervalReason, PacingPolicy } from './domain-state-types';
 import { MAX_BACKOFF_EXPONENT, RefusalClock } from './refusal-clock';
 import { NUMERIC_FIELDS, UNLIMITED } from './domain-state-types';

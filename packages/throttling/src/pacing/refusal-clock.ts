@@ -5,7 +5,7 @@
  * wait (one burst, one escalation). It also keeps how long the scope has been refusing without a
  * break, for stall detection. Every decision takes `now`; nothing here reads a clock.
  */
-import { applyJitter, POLICY_DEFAULTS } from '../options/policy';
+import { applyJitter, POLICY_DEFAULTS } from './policy';
 import { DomainStateRecord } from './domain-state-record';
 import type { BackoffPolicy, PacingPolicy, RateLimitOutcome } from './domain-state-types';
 import { UNLIMITED } from './domain-state-types';

@@ -1,4 +1,4 @@
-import type { SharedRefusal } from '../shared-clock/shared-limit-types';
+import type { SharedRefusal } from '../core/shared-limit-types';
 import type { DomainState } from './domain-state';
 import { MAX_BACKOFF_EXPONENT } from './domain-state';
 

@@ -3,7 +3,7 @@ import { KeyValueStore } from '@crawlee/core';
 
 import type { DomainState } from '../pacing/domain-state';
 import type { DomainStateStore } from '../pacing/domain-state-store';
-import type { Clock } from '../time/clock';
+import type { Clock } from '../core/clock';
 import type { LearnedRateEntry } from './learned-rate-record';
 import { isFresh, LEARNED_RATES_KEY, mergeLearnedRates, parseLearnedRates } from './learned-rate-record';
 

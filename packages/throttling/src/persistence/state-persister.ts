@@ -4,12 +4,12 @@ import { Configuration as CrawleeConfiguration, KeyValueStore } from '@crawlee/c
 import type { ResolvedThrottlingOptions } from '../options/options';
 import type { DomainStateStore } from '../pacing/domain-state-store';
 import type { PacingFloor } from '../pacing/pacing-floor';
-import type { DomainQueue } from '../queues/domain-queue';
+import type { DomainQueue } from '../core/domain-queue';
 import type { DomainRegistry } from '../queues/domain-registry';
 import { dropQueue } from '../queues/domain-registry';
 import { listStoredQueueNames } from '../queues/stored-queues';
 import { adoptSharedQueues } from '../queues/shared-queue-discovery';
-import type { Clock } from '../time/clock';
+import type { Clock } from '../core/clock';
 import type { LearnedRates } from './learned-rates';
 import type { PersistedThrottlingState } from './persisted-state';
 import { parsePersistedState, PERSISTED_STATE_VERSION } from './persisted-state';

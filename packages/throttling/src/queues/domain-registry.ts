@@ -1,10 +1,10 @@
 import type { IRequestManager } from '@crawlee/core';
 import { Configuration, RequestQueue } from '@crawlee/core';
 
-import { ThrottledDomainLimitError } from '../errors';
+import { ThrottledDomainLimitError } from '../core/errors';
 import type { ResolvedThrottlingOptions } from '../options/options';
-import type { ScopedSource, ScopeRouter } from '../routing/scope-router';
-import { DomainQueue } from './domain-queue';
+import type { ScopedSource, ScopeRouter } from '../scopes/scope-router';
+import { DomainQueue } from '../core/domain-queue';
 import { DomainRequestQueue, shrinkDedupCache } from './domain-request-queue';
 import { QueueNamespace } from './queue-namespace';
 import { localQueuesDirectory, releaseDeadProcessLocks } from './stale-locks';

@@ -1,6 +1,6 @@
-import { PersistentRateLimitError } from '../errors';
-import type { ThrottlingEventEmitter } from '../integration/throttling-events';
-import type { WakeSignal } from '../integration/wake-signal';
+import { PersistentRateLimitError } from '../core/errors';
+import type { ThrottlingEventEmitter } from '../core/throttling-events';
+import type { WakeSignal } from './wake-signal';
 import type { StatePersister } from '../persistence/state-persister';
 import type { DomainReport } from './domain-report';
 import type { Readiness } from './readiness';

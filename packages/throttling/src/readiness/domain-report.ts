@@ -1,8 +1,8 @@
 import type { DomainStateStore } from '../pacing/domain-state-store';
 import type { PacingFloor } from '../pacing/pacing-floor';
 import type { DomainRegistry } from '../queues/domain-registry';
-import type { ScopeRouter } from '../routing/scope-router';
-import type { Clock } from '../time/clock';
+import type { ScopeRouter } from '../scopes/scope-router';
+import type { Clock } from '../core/clock';
 import type { DomainSnapshot } from './readiness';
 import { snapshotOf } from './snapshot';
 import type { DomainStatistics } from './statistics';

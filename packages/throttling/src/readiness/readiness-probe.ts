@@ -1,11 +1,11 @@
 import type { IRequestManager } from '@crawlee/core';
 
-import type { StalledDomain } from '../errors';
+import type { StalledDomain } from '../core/errors';
 import type { DomainStateStore } from '../pacing/domain-state-store';
-import type { DomainQueue } from '../queues/domain-queue';
+import type { DomainQueue } from '../core/domain-queue';
 import type { DomainRegistry } from '../queues/domain-registry';
 import type { Scheduler } from '../scheduling/scheduler';
-import type { Clock } from '../time/clock';
+import type { Clock } from '../core/clock';
 import type { Readiness } from './readiness';
 import { readinessOf } from './readiness';
 

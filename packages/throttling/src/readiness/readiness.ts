@@ -1,4 +1,4 @@
-import type { StalledDomain } from '../errors';
+import type { StalledDomain } from '../core/errors';
 
 /** The four states of a crawl, by precedence when combining domains: ready > stalled > waiting > finished. */
 export type ReadinessStatus = 'ready' | 'waiting' | 'stalled' | 'finished';

@@ -1,5 +1,5 @@
 import type { DomainState } from '../pacing/domain-state';
-import type { ResolvedPolicy } from '../options/policy';
+import type { ResolvedPolicy } from '../pacing/policy';
 import type { DomainSnapshot } from './readiness';
 
 /**

@@ -1,4 +1,4 @@
-import type { ResolvedPolicy } from '../options/policy';
+import type { ResolvedPolicy } from '../pacing/policy';
 import type { DomainState } from '../pacing/domain-state';
 
 /** One domain's line in the statistics (`throttler.stats()` and the summary logged at the end). */

@@ -1,6 +1,6 @@
-import { RedisStorageError } from '../errors';
+import { RedisStorageError } from '../core/errors';
 
-export { RedisStorageError } from '../errors';
+export { RedisStorageError } from '../core/errors';
 
 /** What each error a script answers means, for the message. */
 const REASONS: Record<string, string> = {

@@ -1,10 +1,10 @@
 import type { Cluster, Redis } from 'ioredis';
 import { z } from 'zod';
 
-import { ThrottlingOptionsError } from '../errors';
+import { ThrottlingOptionsError } from '../core/errors';
 import { formatOptionIssues } from '../options/options-schema';
 import { failFast } from '../shared-clock/redis-clock-options';
-import { loadIoredis } from './load-ioredis';
+import { loadIoredis } from '../shared-clock/load-ioredis';
 
 /** An ioredis connection: one server (`Redis`) or a `Cluster`. */
 export type RedisStorageConnection = Redis | Cluster;

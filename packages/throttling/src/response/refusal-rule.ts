@@ -1,4 +1,4 @@
-import { ThrottlingOptionsError } from '../errors';
+import { ThrottlingOptionsError } from '../core/errors';
 import type { NavigationContext } from './navigation-context';
 import type { ResponseHeaders } from './rate-limit-headers';
 

@@ -1,5 +1,5 @@
-import { RobotsUnreachableError } from '../errors';
-import type { DomainQueue, OriginBlock } from '../queues/domain-queue';
+import { RobotsUnreachableError } from '../core/errors';
+import type { DomainQueue, OriginBlock } from '../core/domain-queue';
 import { originOf } from '../routing/origin';
 
 /**

@@ -1,7 +1,7 @@
-import type { DomainQueue } from '../queues/domain-queue';
+import type { DomainQueue } from '../core/domain-queue';
 import { originOf } from '../routing/origin';
-import type { MaybePromise } from '../shared-clock/maybe-promise';
-import { isPromise } from '../shared-clock/maybe-promise';
+import type { MaybePromise } from '../core/maybe-promise';
+import { isPromise } from '../core/maybe-promise';
 
 /**
  * Runs for each origin of a domain before the first dispatch to that origin (e.g. reading its

@@ -1,4 +1,4 @@
-import type { ResolvedPolicy } from '../options/policy';
+import type { ResolvedPolicy } from '../pacing/policy';
 import type { DomainStateStore } from '../pacing/domain-state-store';
 
 /** What pausing an origin for its robots.txt needs. */

@@ -2,9 +2,9 @@ import { isIP, isIPv4, isIPv6 } from 'node:net';
 
 import { getDomain } from 'tldts';
 
-import { InvalidDomainError } from '../errors';
+import { InvalidDomainError } from '../core/errors';
 
-export { InvalidDomainError } from '../errors';
+export { InvalidDomainError } from '../core/errors';
 
 /**
  * How requests are grouped for throttling.

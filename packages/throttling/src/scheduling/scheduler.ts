@@ -1,4 +1,4 @@
-import type { DomainQueue } from '../queues/domain-queue';
+import type { DomainQueue } from '../core/domain-queue';
 import { MinHeap } from './min-heap';
 
 /** A domain filed in the waiting heap; stale once the domain was re-filed (another version). */

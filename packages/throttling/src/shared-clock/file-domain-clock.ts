@@ -2,11 +2,11 @@ import { createHash, randomUUID } from 'node:crypto';
 import { mkdirSync, readFileSync, renameSync, writeFileSync } from 'node:fs';
 import { join } from 'node:path';
 
-import type { Clock } from '../time/clock';
-import { systemClock } from '../time/clock';
-import { ThrottlingOptionsError } from '../errors';
-import type { SharedClocks, SharedDomainClock, SharedReservation } from './shared-domain-clock';
-import { decideReservation, decideSettlement } from './shared-domain-clock';
+import type { Clock } from '../core/clock';
+import { systemClock } from '../core/clock';
+import { ThrottlingOptionsError } from '../core/errors';
+import type { SharedClocks, SharedDomainClock, SharedReservation } from '../core/shared-domain-clock';
+import { decideReservation, decideSettlement } from '../core/shared-domain-clock';
 import type { SharedKeyRecord } from './shared-limit-decisions';
 import {
     checkFinite,
@@ -31,7 +31,7 @@ import type {
     SharedTally,
     SlotLease,
     TallyCounts,
-} from './shared-limit-types';
+} from '../core/shared-limit-types';
 import type { LockFs } from './lock-file';
 import { LockFile, nodeLockFs } from './lock-file';
 

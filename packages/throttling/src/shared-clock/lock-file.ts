@@ -1,7 +1,7 @@
 import { closeSync, openSync, statSync, unlinkSync } from 'node:fs';
 
-import { SharedClockError } from '../errors';
-import type { Clock } from '../time/clock';
+import { SharedClockError } from '../core/errors';
+import type { Clock } from '../core/clock';
 
 /** What tells one lock file from another: a lock removed and created again is a different file. */
 export interface LockIdentity {

@@ -1,9 +1,9 @@
 import type { Cluster, Redis, RedisOptions } from 'ioredis';
 
-import type { Clock } from '../time/clock';
-import { systemClock } from '../time/clock';
-import { ThrottlingOptionsError } from '../errors';
-import { loadIoredis } from '../redis-storage/load-ioredis';
+import type { Clock } from '../core/clock';
+import { systemClock } from '../core/clock';
+import { ThrottlingOptionsError } from '../core/errors';
+import { loadIoredis } from './load-ioredis';
 
 /** An ioredis connection: a single server (`Redis`) or a `Cluster`. */
 export type RedisClockClient = Redis | Cluster;

@@ -1,10 +1,10 @@
 import { randomUUID } from 'node:crypto';
 
-import { SharedClockError } from '../errors';
+import { SharedClockError } from '../core/errors';
 
-export { SharedClockError } from '../errors';
-import type { Clock } from '../time/clock';
-import type { SharedClocks, SharedDomainClock, SharedReservation } from './shared-domain-clock';
+export { SharedClockError } from '../core/errors';
+import type { Clock } from '../core/clock';
+import type { SharedClocks, SharedDomainClock, SharedReservation } from '../core/shared-domain-clock';
 import type { RedisClockClient, RedisDomainClockOptions } from './redis-clock-options';
 import { resolveRedisClockOptions } from './redis-clock-options';
 import type { RedisClockKeys } from './redis-keys';
@@ -28,7 +28,7 @@ import type {
     SharedTally,
     SlotLease,
     TallyCounts,
-} from './shared-limit-types';
+} from '../core/shared-limit-types';
 
 /** How many granted reservations are remembered per clock so that `settle` can recognise its lease. */
 const MAX_REMEMBERED_LEASES = 10_000;

@@ -1,6 +1,6 @@
-import type { DomainQueue } from '../queues/domain-queue';
-import type { MaybePromise } from './maybe-promise';
-import { isPromise } from './maybe-promise';
+import type { DomainQueue } from '../core/domain-queue';
+import type { MaybePromise } from '../core/maybe-promise';
+import { isPromise } from '../core/maybe-promise';
 
 /** How long a domain waits before asking a shared clock that failed again (`onSharedClockError: 'pause'`). */
 export const SHARED_ERROR_RETRY_MS = 1_000;

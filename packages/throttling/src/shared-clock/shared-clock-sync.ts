@@ -1,11 +1,11 @@
 import type { DispatchReservation } from '../pacing/domain-state';
 import type { DomainStateStore } from '../pacing/domain-state-store';
-import type { DomainQueue } from '../queues/domain-queue';
-import type { ScopeRouter } from '../routing/scope-router';
-import type { MaybePromise } from './maybe-promise';
-import { andThen, outcomeOf } from './maybe-promise';
+import type { DomainQueue } from '../core/domain-queue';
+import type { ScopeRouter } from '../scopes/scope-router';
+import type { MaybePromise } from '../core/maybe-promise';
+import { andThen, outcomeOf } from '../core/maybe-promise';
 import type { SharedClockFailures } from './shared-clock-failures';
-import type { SharedDomainClock, SharedReservation } from './shared-domain-clock';
+import type { SharedDomainClock, SharedReservation } from '../core/shared-domain-clock';
 
 export { SHARED_ERROR_RETRY_MS } from './shared-clock-failures';
 export type { SharedClockErrorMode } from './shared-clock-failures';

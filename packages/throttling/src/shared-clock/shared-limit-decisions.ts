@@ -1,4 +1,4 @@
-import type { SharedClocks } from './shared-domain-clock';
+import type { SharedClocks } from '../core/shared-domain-clock';
 import type {
     QuotaSpend,
     RefusalPolicy,
@@ -7,7 +7,7 @@ import type {
     SharedTally,
     SlotLease,
     TallyCounts,
-} from './shared-limit-types';
+} from '../core/shared-limit-types';
 
 /**
  * Everything one key holds in a store that keeps it as one record (`FileDomainClock`): the two clocks,

@@ -1,11 +1,11 @@
 import type { DomainStateStore } from '../pacing/domain-state-store';
-import type { DomainQueue } from '../queues/domain-queue';
-import type { ScopeRouter } from '../routing/scope-router';
-import type { MaybePromise, Outcome } from './maybe-promise';
-import { allOf, andThen, outcomeOf } from './maybe-promise';
+import type { DomainQueue } from '../core/domain-queue';
+import type { ScopeRouter } from '../scopes/scope-router';
+import type { MaybePromise, Outcome } from '../core/maybe-promise';
+import { allOf, andThen, outcomeOf } from '../core/maybe-promise';
 import type { SharedClockFailures } from './shared-clock-failures';
-import type { SharedDomainClock } from './shared-domain-clock';
-import type { QuotaSpend, SlotLease } from './shared-limit-types';
+import type { SharedDomainClock } from '../core/shared-domain-clock';
+import type { QuotaSpend, SlotLease } from '../core/shared-limit-types';
 
 /** A concurrency slot held in the shared clock for one request in flight. */
 export interface SharedSlot {

@@ -1,10 +1,10 @@
 import type { PaceLearner } from '../pacing/pace-learner';
 import type { DomainStateStore } from '../pacing/domain-state-store';
-import type { ScopeRouter } from '../routing/scope-router';
-import { andThen, outcomeOf } from './maybe-promise';
+import type { ScopeRouter } from '../scopes/scope-router';
+import { andThen, outcomeOf } from '../core/maybe-promise';
 import type { SharedClockFailures } from './shared-clock-failures';
-import type { SharedDomainClock } from './shared-domain-clock';
-import type { SharedRate, SharedTally, TallyCounts } from './shared-limit-types';
+import type { SharedDomainClock } from '../core/shared-domain-clock';
+import type { SharedRate, SharedTally, TallyCounts } from '../core/shared-limit-types';
 
 /** A shared rate learned longer ago than this (an earlier crawl's, in a file that outlived it) is not followed. */
 export const FOLLOW_HORIZON_MS = 600_000;

@@ -1,10 +1,10 @@
 import type { DomainStateStore } from '../pacing/domain-state-store';
 import { adoptSharedBackoff } from '../pacing/shared-backoff';
-import type { ScopeRouter } from '../routing/scope-router';
-import { andThen, outcomeOf } from './maybe-promise';
+import type { ScopeRouter } from '../scopes/scope-router';
+import { andThen, outcomeOf } from '../core/maybe-promise';
 import type { SharedClockFailures } from './shared-clock-failures';
-import type { SharedDomainClock } from './shared-domain-clock';
-import type { RefusalPolicy, SharedRefusal } from './shared-limit-types';
+import type { SharedDomainClock } from '../core/shared-domain-clock';
+import type { RefusalPolicy, SharedRefusal } from '../core/shared-limit-types';
 
 /** What {@link SharedRefusals} works with. */
 export interface SharedRefusalsOptions {

@@ -1,6 +1,6 @@
-import type { ThrottleBy } from './domain-key';
-import { domainKeyOfConfigured } from './domain-key';
-import { parseScopeKey } from '../options/policy';
+import type { ThrottleBy } from '../routing/domain-key';
+import { domainKeyOfConfigured } from '../routing/domain-key';
+import { parseScopeKey } from '../pacing/policy';
 import { isIpScope } from '../ip/ip-address';
 
 /**

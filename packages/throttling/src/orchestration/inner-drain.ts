@@ -1,15 +1,15 @@
 import type { IRequestManager, Request } from '@crawlee/core';
 
 import type { SharedFrontier } from '../layout/shared-frontier';
-import type { DomainIntake } from '../queues/domain-intake';
-import type { DomainQueue } from '../queues/domain-queue';
+import type { DomainIntake } from './domain-intake';
+import type { DomainQueue } from '../core/domain-queue';
 import type { DomainRegistry } from '../queues/domain-registry';
 import { markMoved, movableCopy } from '../queues/moved-requests';
-import type { ScopeRouter } from '../routing/scope-router';
-import type { Clock } from '../time/clock';
-import { isPromise } from '../shared-clock/maybe-promise';
-import type { Dispatcher } from './dispatcher';
-import type { HandoutLedger } from './handout-ledger';
+import type { ScopeRouter } from '../scopes/scope-router';
+import type { Clock } from '../core/clock';
+import { isPromise } from '../core/maybe-promise';
+import type { Dispatcher } from '../dispatch/dispatcher';
+import type { HandoutLedger } from '../dispatch/handout-ledger';
 
 /** How many held-back requests one fetch may move out of `inner` before giving the slot back. */
 const MAX_MOVES_PER_FETCH = 100;

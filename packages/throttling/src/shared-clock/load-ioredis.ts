@@ -1,8 +1,8 @@
 import type * as IORedis from 'ioredis';
 
-import { MissingRedisDriverError } from '../errors';
+import { MissingRedisDriverError } from '../core/errors';
 
-export { MissingRedisDriverError } from '../errors';
+export { MissingRedisDriverError } from '../core/errors';
 
 /**
  * Loads ioredis when a Redis class first needs a connection, not when the package is imported:

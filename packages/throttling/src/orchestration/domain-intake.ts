@@ -9,20 +9,20 @@ import type {
 } from '@crawlee/core';
 import type { ProcessedRequest } from '@crawlee/types';
 
-import { ThrottledDomainLimitError } from '../errors';
+import { ThrottledDomainLimitError } from '../core/errors';
 import type { ResolvedThrottlingOptions } from '../options/options';
-import type { ThrottlingEventEmitter } from '../integration/throttling-events';
+import type { ThrottlingEventEmitter } from '../core/throttling-events';
 import type { IpScopes } from '../ip/ip-scopes';
 import type { DomainStateStore } from '../pacing/domain-state-store';
 import type { StatePersister } from '../persistence/state-persister';
 import type { OriginGate } from '../robots/origin-gate';
-import type { ScopedSource, ScopeRouter } from '../routing/scope-router';
+import type { ScopedSource, ScopeRouter } from '../scopes/scope-router';
 import type { Scheduler } from '../scheduling/scheduler';
-import type { Clock } from '../time/clock';
-import type { DomainQueue } from './domain-queue';
-import type { DomainRegistry } from './domain-registry';
-import type { BatchLanding } from './batch-landing';
-import { movableCopy, movedTo } from './moved-requests';
+import type { Clock } from '../core/clock';
+import type { DomainQueue } from '../core/domain-queue';
+import type { DomainRegistry } from '../queues/domain-registry';
+import type { BatchLanding } from '../queues/batch-landing';
+import { movableCopy, movedTo } from '../queues/moved-requests';
 
 /** What the intake works with. */
 export interface DomainIntakeDeps {

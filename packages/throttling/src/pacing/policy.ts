@@ -1,8 +1,8 @@
 import { isIpScope, parseIpScopeKey } from '../ip/ip-address';
 import { normalizeHostname } from '../routing/domain-key';
 import { normalizeScopePath } from '../routing/scope-path';
-import type { RampupPolicy } from '../pacing/rampup-policy';
-import { RAMPUP_DEFAULTS } from '../pacing/rampup-policy';
+import type { RampupPolicy } from './rampup-policy';
+import { RAMPUP_DEFAULTS } from './rampup-policy';
 
 /** Resolves a `rampup` setting into the pace learner's policy. */
 export function resolveRampup(setting: boolean | RampupSettings | undefined): RampupPolicy | undefined {

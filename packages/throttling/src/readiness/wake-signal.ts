@@ -1,4 +1,4 @@
-import type { Clock } from '../time/clock';
+import type { Clock } from '../core/clock';
 
 /** Node runs a longer `setTimeout` at once (and warns): wake-ups further out are re-armed in steps. */
 export const MAX_TIMER_MS = 2 ** 31 - 1;

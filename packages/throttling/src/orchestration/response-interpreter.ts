@@ -2,24 +2,24 @@ import type { Request, Session } from '@crawlee/core';
 
 import type { Handout, HandoutLedger } from '../dispatch/handout-ledger';
 import { scopeKeysOf } from '../dispatch/handout-ledger';
-import { RequestBlockedError, RequestThrottledError, ThrottledRetriesExhaustedError } from '../errors';
-import { assertPatchable } from '../integration/crawlee-shape';
+import { RequestBlockedError, RequestThrottledError, ThrottledRetriesExhaustedError } from '../core/errors';
+import { assertPatchable } from '../core/crawlee-shape';
 import type { ResolvedThrottlingOptions } from '../options/options';
 import type { DomainStateStore } from '../pacing/domain-state-store';
 import type { PacingFloor } from '../pacing/pacing-floor';
-import type { PacingRecorder } from '../pacing/pacing-recorder';
-import type { ScopeRouter } from '../routing/scope-router';
-import { REDIRECT_SCOPE_KEY } from '../routing/scope-router';
+import type { PacingRecorder } from '../dispatch/pacing-recorder';
+import type { ScopeRouter } from '../scopes/scope-router';
+import { REDIRECT_SCOPE_KEY } from '../scopes/scope-router';
 import type { SharedClockSync } from '../shared-clock/shared-clock-sync';
-import type { Clock } from '../time/clock';
-import type { NavigationContext } from './navigation-context';
-import { parseRateLimitHeaders } from './rate-limit-headers';
-import type { RefusalVerdict } from './refusal-rule';
-import { bodyReader, isBodyReplay } from './response-body';
-import type { ResponseInfo } from './response-info';
-import { readResponse } from './response-info';
+import type { Clock } from '../core/clock';
+import type { NavigationContext } from '../response/navigation-context';
+import { parseRateLimitHeaders } from '../response/rate-limit-headers';
+import type { RefusalVerdict } from '../response/refusal-rule';
+import { bodyReader, isBodyReplay } from '../response/response-body';
+import type { ResponseInfo } from '../response/response-info';
+import { readResponse } from '../response/response-info';
 
-export type { NavigationContext } from './navigation-context';
+export type { NavigationContext } from '../response/navigation-context';
 
 /** Where the free-retry count of a request lives, so it survives reclaims and restarts. */
 const FREE_RETRIES_KEY = '__throttledRetries';

@@ -2,14 +2,14 @@ import type { Configuration } from '@crawlee/core';
 import { KeyValueStore } from '@crawlee/core';
 
 import type { SharedFrontier } from '../layout/shared-frontier';
-import type { InnerDrain } from '../dispatch/inner-drain';
+import type { InnerDrain } from './inner-drain';
 import type { DomainStateStore } from '../pacing/domain-state-store';
-import type { PacingRecorder } from '../pacing/pacing-recorder';
+import type { PacingRecorder } from '../dispatch/pacing-recorder';
 import type { Scheduler } from '../scheduling/scheduler';
 import { parsePersistedState } from '../persistence/persisted-state';
-import type { DomainRegistry } from './domain-registry';
-import { dropQueue } from './domain-registry';
-import { listStoredQueueNames } from './stored-queues';
+import type { DomainRegistry } from '../queues/domain-registry';
+import { dropQueue } from '../queues/domain-registry';
+import { listStoredQueueNames } from '../queues/stored-queues';
 
 /** What purging forgets besides the queues. */
 export interface StoragePurgeDeps {

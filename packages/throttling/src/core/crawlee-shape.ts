@@ -1,6 +1,6 @@
 import { createRequire } from 'node:module';
 
-import { CrawleeShapeError } from '../errors';
+import { CrawleeShapeError } from './errors';
 
 /** The installed @crawlee/core version, for error messages ('unknown' when it cannot be read). */
 export function installedCrawleeVersion(): string {

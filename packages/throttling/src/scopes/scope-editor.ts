@@ -1,10 +1,10 @@
-import { ThrottlingOptionsError } from '../errors';
-import type { ScopeRouter } from '../routing/scope-router';
-import { normalizeScope } from '../routing/request-scopes';
-import type { ResolvedThrottlingOptions } from './options';
-import { baseSettingsOf, resolvePolicy } from './resolve-options';
-import { formatOptionIssues, scopeSchema } from './options-schema';
-import type { ResolvedPolicy, ScopeSettings } from './policy';
+import { ThrottlingOptionsError } from '../core/errors';
+import type { ScopeRouter } from './scope-router';
+import { normalizeScope } from '../options/request-scopes';
+import type { ResolvedThrottlingOptions } from '../options/options';
+import { baseSettingsOf, resolvePolicy } from '../options/resolve-options';
+import { formatOptionIssues, scopeSchema } from '../options/options-schema';
+import type { ResolvedPolicy, ScopeSettings } from '../pacing/policy';
 
 /**
  * Changes a scope's settings while the crawl runs (concurrency, delays, backoff, rampup, quota),

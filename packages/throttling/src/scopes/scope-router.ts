@@ -1,11 +1,11 @@
-import { ThrottlingOptionsError } from '../errors';
+import { ThrottlingOptionsError } from '../core/errors';
 import { isIpScope } from '../ip/ip-address';
 import type { ResolvedThrottlingOptions } from '../options/options';
-import type { ResolvedPolicy } from '../options/policy';
-import { domainKeyOfConfigured, domainKeyOfUrl } from './domain-key';
-import type { RequestScopes } from './request-scopes';
-import { readScopesDeclaration } from './request-scopes';
-import { matchPathScope } from './scope-path';
+import type { ResolvedPolicy } from '../pacing/policy';
+import { domainKeyOfConfigured, domainKeyOfUrl } from '../routing/domain-key';
+import type { RequestScopes } from '../options/request-scopes';
+import { readScopesDeclaration } from '../options/request-scopes';
+import { matchPathScope } from '../routing/scope-path';
 
 /** The parts of a request (or request-like) that decide its scopes. */
 export type ScopedSource = { url: string; userData?: Record<string, unknown> };

@@ -1,15 +1,15 @@
 import type { Request } from '@crawlee/core';
 
-import type { HeldSlot } from '../dispatch/handout-ledger';
+import type { HeldSlot } from './handout-ledger';
 import type { IpScopes } from '../ip/ip-scopes';
 import type { ResolvedThrottlingOptions } from '../options/options';
-import type { DomainQueue } from '../queues/domain-queue';
-import { normalizeScope } from '../routing/request-scopes';
-import type { ScopeRouter } from '../routing/scope-router';
+import type { DomainQueue } from '../core/domain-queue';
+import { normalizeScope } from '../options/request-scopes';
+import type { ScopeRouter } from '../scopes/scope-router';
 import type { SharedLimits, SharedSpend } from '../shared-clock/shared-limits';
-import type { DispatchReservation } from './domain-state';
-import type { DomainStateStore } from './domain-state-store';
-import type { PacingFloor } from './pacing-floor';
+import type { DispatchReservation } from '../pacing/domain-state';
+import type { DomainStateStore } from '../pacing/domain-state-store';
+import type { PacingFloor } from '../pacing/pacing-floor';
 
 /** What a dispatched request spent in each quota, so a reported real cost can correct it. */
 interface Spend {

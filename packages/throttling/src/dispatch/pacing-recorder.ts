@@ -1,12 +1,12 @@
 import type { ResolvedThrottlingOptions } from '../options/options';
-import type { ResolvedPolicy } from '../options/policy';
+import type { ResolvedPolicy } from '../pacing/policy';
 import { originOf } from '../routing/origin';
-import type { ScopeRouter } from '../routing/scope-router';
-import type { BackoffPolicy, DomainState } from './domain-state';
-import type { DomainStateStore } from './domain-state-store';
-import type { PacingFloor } from './pacing-floor';
-import type { PacingSignal } from './pacing-signal';
-import type { BackoffReason, ThrottlingEventEmitter } from '../integration/throttling-events';
+import type { ScopeRouter } from '../scopes/scope-router';
+import type { BackoffPolicy, DomainState } from '../pacing/domain-state';
+import type { DomainStateStore } from '../pacing/domain-state-store';
+import type { PacingFloor } from '../pacing/pacing-floor';
+import type { PacingSignal } from '../pacing/pacing-signal';
+import type { BackoffReason, ThrottlingEventEmitter } from '../core/throttling-events';
 
 /**
  * Most origins whose robots.txt crawl delay one key remembers. Only origins that declare a delay are
