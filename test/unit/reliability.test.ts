@@ -4,12 +4,9 @@
  */
 import type { Configuration, IRequestManager, Request } from '@crawlee/core';
 
-import type {
-    MaybePromise,
-    SharedDomainClock,
-    SharedReservation,
-    ThrottlingRequestManagerOptions,
-} from '../../packages/throttling/src';
+import type { SharedDomainClock, ThrottlingRequestManagerOptions } from '../../packages/throttling/src';
+import type { MaybePromise } from '../../packages/throttling/src/core/maybe-promise';
+import type { SharedReservation } from '../../packages/throttling/src/core/shared-domain-clock';
 import { InMemoryDomainStateStore, ManualClock, ThrottlingRequestManager } from '../../packages/throttling/src';
 import { DomainQueue } from '../../packages/throttling/src/core/domain-queue';
 import { SharedClockSync } from '../../packages/throttling/src/shared-clock/shared-clock-sync';

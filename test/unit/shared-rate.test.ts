@@ -3,7 +3,9 @@ import { tmpdir } from 'node:os';
 import { join } from 'node:path';
 
 import { FileDomainClock, ManualClock } from 'crawlee-throttling';
-import type { SharedDomainClock, SharedRate } from 'crawlee-throttling';
+import type { SharedDomainClock } from 'crawlee-throttling';
+
+import type { SharedRate } from '../../packages/throttling/src/core/shared-limit-types';
 import { describeRedis } from '../helpers/redis';
 import { redisClockHosts } from '../helpers/redis-clock-hosts';
 

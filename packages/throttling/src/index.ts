@@ -1,4 +1,12 @@
+// The public API of crawlee-throttling. Everything else is internal and may change in any release.
+// The Redis parts (RedisDomainClock, RedisStorageClient) need ioredis: `crawlee-throttling/redis`.
+
+// ---- The manager ----
 export { ThrottlingRequestManager } from './throttling-request-manager';
+export type { AttachableCrawler } from './integration/crawler-integration';
+export type { NavigationContext } from './orchestration/response-interpreter';
+
+// ---- Options and the types they take ----
 export type {
     ThrottlingRequestManagerOptions,
     ResolvedThrottlingOptions,
@@ -6,23 +14,53 @@ export type {
     InnerRequestManager,
     LearnedRatesSettings,
 } from './options/options';
-export type { IpResolver, ResolvedAddresses } from './ip/ip-resolver';
-export { createSystemIpResolver } from './ip/ip-resolver';
-export { throttlingOptionsSchema } from './options/options-schema';
+export type { ScopeSettings, RampupSettings } from './pacing/policy';
 export type { QueueLayout } from './options/queue-layout';
-export type { PacingSignal, PacingScope, UrlLessPacingSignal } from './integration/scoped-signal';
-export type { Readiness, ReadinessStatus, DomainSnapshot } from './readiness/readiness';
-export type { DomainStatistics } from './readiness/statistics';
-export type { Clock } from './core/clock';
-export { systemClock, ManualClock } from './core/clock';
-export { DomainState } from './pacing/domain-state';
-export type { DomainStateData, BackoffPolicy, RateLimitOutcome } from './pacing/domain-state';
+export type { ThrottleBy } from './routing/domain-key';
+export type { GetScopes, ScopesDeclaration, RequestScopes } from './options/request-scopes';
+export type {
+    RefusalWhen,
+    RefusalWhenFunction,
+    RefusalWhenShorthand,
+    RefusalVerdict,
+    RefusalResponse,
+    TextPattern,
+} from './response/refusal-rule';
+export type { RobotsFetcher, RobotsFetchResult } from './robots/robots-crawl-delay';
+export type { IpResolver, ResolvedAddresses } from './ip/ip-resolver';
 export type { DomainStateStore } from './pacing/domain-state-store';
-export type { SharedDomainClock, SharedReservation, SharedClocks, MaybePromise } from './core/shared-domain-clock';
-export { decideReservation, decideSettlement } from './core/shared-domain-clock';
-export { FileDomainClock } from './shared-clock/file-domain-clock';
-export type { FileDomainClockOptions } from './shared-clock/file-domain-clock';
-// RedisDomainClock and RedisStorageClient need ioredis: they live in `crawlee-throttling/redis`.
+export { InMemoryDomainStateStore } from './pacing/domain-state-store';
+
+// ---- What the manager answers and emits ----
+export type { PacingSignal, UrlLessPacingSignal, PacingScope } from './integration/scoped-signal';
+export type { Readiness, ReadinessOf, DomainSnapshot } from './readiness/readiness';
+export type { IntervalReason } from './pacing/domain-state-types';
+export type { DomainStatistics } from './readiness/statistics';
+export type { ThrottlingEvents, ThrottlingListener, BackoffReason } from './core/throttling-events';
+
+// ---- Errors ----
+export {
+    ThrottlingError,
+    ThrottlingOptionsError,
+    ThrottledDomainLimitError,
+    ThrottledRetriesExhaustedError,
+    PersistentRateLimitError,
+    RequestThrottledError,
+    RequestBlockedError,
+    DomainUnreachableError,
+    CrawlDelayTooLongError,
+    RobotsUnreachableError,
+    InvalidDomainError,
+    SharedClockError,
+    StorageCallTimeoutError,
+    CrawleeShapeError,
+} from './core/errors';
+export type { StalledDomain } from './core/errors';
+
+// ---- Shared clocks (several processes on one machine; Redis: crawlee-throttling/redis) ----
+export type { SharedDomainClock, SharedReservation, SharedClocks } from './core/shared-domain-clock';
+// What a SharedDomainClock implementation takes and answers.
+export type { MaybePromise } from './core/maybe-promise';
 export type {
     RefusalPolicy,
     SharedRefusal,
@@ -32,52 +70,14 @@ export type {
     SharedTally,
     TallyCounts,
 } from './core/shared-limit-types';
-export { InMemoryDomainStateStore } from './pacing/domain-state-store';
-export type { ThrottleBy } from './routing/domain-key';
-export { normalizeHostname, domainKeyOfUrl, domainKeyOfConfigured } from './routing/domain-key';
-export { throttledQueueName, domainKeyFromQueueName, isThrottledQueueName } from './queues/queue-name';
-export {
-    ThrottlingError,
-    ThrottlingOptionsError,
-    ThrottledDomainLimitError,
-    PersistentRateLimitError,
-    RequestThrottledError,
-    DomainUnreachableError,
-    CrawlDelayTooLongError,
-    RobotsUnreachableError,
-    RequestBlockedError,
-    InvalidDomainError,
-    SharedClockError,
-    StorageCallTimeoutError,
-} from './core/errors';
-export type { StalledDomain } from './core/errors';
-export { parseRetryAfter } from './response/retry-after';
-export type { AttachableCrawler } from './integration/crawler-integration';
-export type { NavigationContext } from './orchestration/response-interpreter';
-export type {
-    RefusalWhen,
-    RefusalWhenFunction,
-    RefusalWhenShorthand,
-    RefusalVerdict,
-    RefusalResponse,
-    TextPattern,
-} from './response/refusal-rule';
-export type {
-    DomainGate,
-    DomainGateAttempt,
-    DomainGateDisallow,
-    DomainGateOptions,
-    DomainGateOutcome,
-} from './robots/origin-gate';
-export { parseRateLimitHeaders } from './response/rate-limit-headers';
-export type { RateLimitInfo, RateLimitSource } from './response/rate-limit-headers';
-export { RobotsCrawlDelayCache, fetchRobotsTxtWithGotScraping } from './robots/robots-crawl-delay';
-export type { RobotsFetcher, RobotsFetchResult, RobotsVerdict, RobotsReadFailure } from './robots/robots-crawl-delay';
-export type { ResponseLike, ResponseInfo } from './response/response-info';
-export { ThrottledRetriesExhaustedError, CrawleeShapeError } from './core/errors';
-export type { ScopeSettings, ResolvedPolicy } from './pacing/policy';
+export { FileDomainClock } from './shared-clock/file-domain-clock';
+export type { FileDomainClockOptions } from './shared-clock/file-domain-clock';
+
+// ---- Helpers ----
+export type { Clock } from './core/clock';
+export { ManualClock, systemClock } from './core/clock';
 export { seededRandom, DEFAULT_BACKOFF_STATUS_CODES } from './pacing/policy';
-export type { IntervalReason } from './pacing/domain-state';
-export type { RampupSettings } from './pacing/policy';
-export type { GetScopes, ScopesDeclaration, RequestScopes } from './options/request-scopes';
-export type { ThrottlingEvents, ThrottlingListener, BackoffReason } from './core/throttling-events';
+export { parseRetryAfter } from './response/retry-after';
+export { parseRateLimitHeaders } from './response/rate-limit-headers';
+export type { RateLimitInfo } from './response/rate-limit-headers';
+export { normalizeHostname, domainKeyOfUrl } from './routing/domain-key';
