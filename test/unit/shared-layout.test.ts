@@ -1,5 +1,6 @@
 import type { Request, RequestQueue } from '@crawlee/core';
-import { KeyValueStore } from '@crawlee/core';
+import { Configuration, KeyValueStore } from '@crawlee/core';
+import { MemoryStorage } from '@crawlee/memory-storage';
 
 import { ManualClock, ThrottlingOptionsError, ThrottlingRequestManager } from '../../packages/throttling/src';
 import type { ThrottlingRequestManagerOptions } from '../../packages/throttling/src';
@@ -68,6 +69,19 @@ describe("queueLayout 'shared': options", () => {
         // A window smaller than the per-domain default caps the share.
         const small = new ThrottlingRequestManager({ domains: 'all', queueLayout: 'shared', frontierWindow: 4 });
         expect(small.options.frontierWindowPerDomain).toBe(4);
+    });
+
+    test("a storage shared live by several processes keeps 'perDomain' under domains: all", () => {
+        // The shared layout's window would hold requests locked in one process's memory.
+        const storageClient = Object.assign(new MemoryStorage({ persistStorage: false }), {
+            sharesQueuesAcrossProcesses: true,
+        });
+        const config = new Configuration({ storageClient });
+        expect(new ThrottlingRequestManager({ domains: 'all' }, config).options.queueLayout).toBe('perDomain');
+        expect(
+            new ThrottlingRequestManager({ domains: 'all', queueLayout: 'shared' }, config).options.queueLayout,
+        ).toBe('shared');
+        expect(new ThrottlingRequestManager({ domains: 'all' }, memoryConfig()).options.queueLayout).toBe('shared');
     });
 
     test.each([

@@ -20,6 +20,7 @@ import type { ThrottlerPort } from './integration/throttler-port';
 import type { ThrottlingEvents, ThrottlingListener } from './core/throttling-events';
 import type { ResolvedThrottlingOptions, ThrottlingRequestManagerOptions } from './options/options';
 import { resolveThrottlingOptions } from './options/resolve-options';
+import { storageSharedAcrossProcesses } from './queues/shared-queue-discovery';
 import type { ResolvedPolicy, ScopeSettings } from './pacing/policy';
 import type { PacingSignal, UrlLessPacingSignal } from './integration/scoped-signal';
 import { ScopedSignals } from './integration/scoped-signal';
@@ -58,7 +59,9 @@ export class ThrottlingRequestManager implements IRequestManager, ThrottlerPort 
     private readonly robotsPause: RobotsPause;
 
     constructor(options: ThrottlingRequestManagerOptions, config?: Configuration) {
-        this.options = resolveThrottlingOptions(options);
+        this.options = resolveThrottlingOptions(options, {
+            sharedAcrossProcesses: storageSharedAcrossProcesses(config),
+        });
         this.parts = assemble(this.options, config, this.log);
         const { router, recorder, registry } = this.parts;
         this.signals = new ScopedSignals({ options: this.options, router, recorder, paces: (k) => registry.paces(k) });

@@ -33,7 +33,14 @@ function sharedRampup(setting: ScopeSettings['rampup'], shared: boolean): ScopeS
 }
 
 /** Validates user options and applies every default, in this one place. */
-export function resolveThrottlingOptions(options: ThrottlingRequestManagerOptions): ResolvedThrottlingOptions {
+/**
+ * Validates `options` and applies the defaults. `storage.sharedAcrossProcesses`: the crawl's storage
+ * is shared live by several processes (RedisStorageClient), which changes the default layout.
+ */
+export function resolveThrottlingOptions(
+    options: ThrottlingRequestManagerOptions,
+    storage: { sharedAcrossProcesses?: boolean } = {},
+): ResolvedThrottlingOptions {
     const parsed = throttlingOptionsSchema.safeParse(options);
     if (!parsed.success) throw new ThrottlingOptionsError(formatOptionIssues('ThrottlingRequestManager', parsed.error));
     const o = parsed.data;
@@ -63,7 +70,7 @@ export function resolveThrottlingOptions(options: ThrottlingRequestManagerOption
         maxDelayMs: maxDelaySecs * 1000,
         minCrawlDelayMs: (o.minCrawlDelaySecs ?? 0) * 1000,
         maxDomainStallMs: (o.maxDomainStallSecs ?? 900) * 1000,
-        ...resolveLayout(o),
+        ...resolveLayout(o, storage.sharedAcrossProcesses === true),
         persistStateKey: o.persistStateKey ?? DEFAULT_PERSIST_STATE_KEY,
         requestManagerOpener: o.requestManagerOpener,
         clock: o.clock ?? systemClock,
@@ -112,10 +119,12 @@ export function baseSettingsOf(
  * The queue layout and its bounds; window settings are refused where they would do nothing. A crawl
  * of every domain it meets gets `'shared'` unless told otherwise: it stays bounded however many
  * domains come, where `'perDomain'` stops at `maxThrottledDomains`. A list of domains is bounded by
- * the list, so it keeps one queue per domain.
+ * the list, so it keeps one queue per domain. So does a storage shared by several processes: the
+ * shared layout's window holds requests locked in one process's memory, where the others cannot
+ * take them, while domain queues hand out a few at a time to every process.
  */
-function resolveLayout(o: ThrottlingRequestManagerOptions) {
-    const queueLayout = o.queueLayout ?? defaultLayout(o.domains);
+function resolveLayout(o: ThrottlingRequestManagerOptions, sharedStorage: boolean) {
+    const queueLayout = o.queueLayout ?? defaultLayout(o.domains, sharedStorage);
     if (queueLayout !== 'shared') {
         const windowOption = (['frontierWindow', 'frontierWindowPerDomain'] as const).find((k) => o[k] !== undefined);
         if (windowOption) {
@@ -137,8 +146,8 @@ function resolveLayout(o: ThrottlingRequestManagerOptions) {
 }
 
 /** The layout used when none is chosen (see {@link resolveLayout}). */
-export function defaultLayout(domains: ThrottlingRequestManagerOptions['domains']): QueueLayout {
-    return domains === 'all' ? 'shared' : 'perDomain';
+export function defaultLayout(domains: ThrottlingRequestManagerOptions['domains'], sharedStorage = false): QueueLayout {
+    return domains === 'all' && !sharedStorage ? 'shared' : 'perDomain';
 }
 
 /** Every configured scope's policy and settings, by normalised key. */
