@@ -44,9 +44,11 @@ describe('updateScope()', () => {
         const gaps = times.slice(1).map((t, i) => t - times[i]);
         expect(handled).toBe(10);
         expect(Math.min(...gaps.slice(0, 3))).toBeGreaterThanOrEqual(590);
-        // After the change (one request may already have been armed at the old pace).
+        // After the change (one request may already have been armed at the old pace). Each of these
+        // gaps also holds a response (one request at a time), so the bound leaves room for a slow one;
+        // at the old pace every gap would be 600 ms or more.
         const late = gaps.slice(5);
-        expect(Math.max(...late)).toBeLessThan(400);
+        expect(Math.max(...late)).toBeLessThan(550);
         expect(Math.min(...late)).toBeGreaterThanOrEqual(95);
         expect(throttler.snapshot().find((s) => s.domain === 'shop.example')).toMatchObject({
             intervalMs: 100,
