@@ -14,11 +14,6 @@ import { MemoryStorage } from '@crawlee/memory-storage';
 import { ManualClock, ThrottlingRequestManager } from 'crawlee-throttling';
 import type { ThrottlingRequestManagerOptions } from 'crawlee-throttling';
 
-// Known flake, to fix: now and then a simulated second process fails to parse a file of the shared
-// folder (the earlier managers stay alive in this jest process). Retried, with every error logged,
-// until it is fixed; a real failure still fails all three attempts.
-jest.retryTimes(2, { logErrorsBeforeRetry: true });
-
 let dir: string;
 // Every storage client opened by a test: their background writes end before the folder goes.
 const clients: MemoryStorage[] = [];

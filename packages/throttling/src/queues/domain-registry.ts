@@ -1,5 +1,5 @@
 import type { IRequestManager } from '@crawlee/core';
-import { Configuration, RequestQueue } from '@crawlee/core';
+import { Configuration, log, RequestQueue } from '@crawlee/core';
 
 import { ThrottledDomainLimitError } from '../core/errors';
 import type { ResolvedThrottlingOptions } from '../options/options';
@@ -8,6 +8,7 @@ import { DomainQueue } from '../core/domain-queue';
 import { DomainRequestQueue, shrinkDedupCache } from './domain-request-queue';
 import { QueueNamespace } from './queue-namespace';
 import { localQueuesDirectory, releaseDeadProcessLocks } from './stale-locks';
+import { openRepairingMetadata } from './metadata-repair';
 
 /** Where a request belongs: `inner`, a domain queue (just created or known), or nowhere (over the limit). */
 export type Resolution =
@@ -155,8 +156,9 @@ export class DomainRegistry {
 
     /** Opens a stored queue of this manager by name (to drop or read it). */
     openByName(name: string): Promise<IRequestManager> {
-        const opener = this.options.requestManagerOpener ?? ((n, opts) => DomainRequestQueue.open(n, opts));
-        return opener(name, { config: this.config });
+        const { requestManagerOpener } = this.options;
+        if (requestManagerOpener) return requestManagerOpener(name, { config: this.config });
+        return this.openLocal(() => DomainRequestQueue.open(name, { config: this.config }), name);
     }
 
     /** The manager holding requests of unthrottled domains, opened on first use. */
@@ -177,7 +179,14 @@ export class DomainRegistry {
 
     /** The default queue (`RequestQueue.open()` on this manager's configuration). */
     private async openDefaultInner(): Promise<RequestQueue> {
-        return RequestQueue.open(null, { config: this.config });
+        const id = (this.config ?? Configuration.getGlobalConfig()).get('defaultRequestQueueId') ?? 'default';
+        return this.openLocal(() => RequestQueue.open(null, { config: this.config }), id);
+    }
+
+    /** Opens a queue, repairing local storage's metadata if interleaved writes left it unreadable. */
+    private openLocal<T>(open: () => Promise<T>, idOrName: string): Promise<T> {
+        const storage = (this.config ?? Configuration.getGlobalConfig()).getStorageClient();
+        return openRepairingMetadata(open, storage, idOrName, (m) => log.warning(m));
     }
 
     /**
