@@ -13,9 +13,10 @@ const SRC = '^packages/throttling/src/';
 const LAYERS = [
     ['core'],
     ['ip', 'routing', 'response', 'scheduling'],
+    ['options'],
     ['pacing'],
     ['robots'],
-    ['options'],
+    ['config'],
     ['scopes'],
     ['shared-clock', 'queues'],
     ['layout'],

@@ -12,7 +12,7 @@ export async function main(config?: ConstructorParameters<typeof HttpCrawler>[1]
             {
                 domains: 'all',
                 concurrency: 8,
-                scopes: { '@credits': { quota: 6, windowSecs: 2, concurrency: 8 } },
+                scopes: { '@credits': { quota: 6, quotaWindowSecs: 2, concurrency: 8 } },
             },
             config,
         );

@@ -21,7 +21,7 @@ const START_IN_MS = 4_000;
 const THROTTLER_OPTIONS = {
     scopes: {
         [BUSY]: { concurrency: BUSY_CONCURRENCY },
-        [METERED]: { concurrency: QUOTA, quota: QUOTA, windowSecs: WINDOW_MS / 1000 },
+        [METERED]: { concurrency: QUOTA, quota: QUOTA, quotaWindowSecs: WINDOW_MS / 1000 },
     },
 };
 

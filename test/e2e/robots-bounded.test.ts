@@ -8,7 +8,7 @@ import { HttpCrawler } from '@crawlee/http';
 import { ThrottlingRequestManager } from '../../packages/throttling/src';
 
 import { robotsFetcherOf } from '../../packages/throttling/src/integration/crawler-integration';
-import type { RobotsFetcher } from '../../packages/throttling/src/robots/robots-crawl-delay';
+import type { RobotsFetcher } from '../../packages/throttling/src/options/robots-fetcher';
 import {
     fetchRobotsTxtWithGotScraping,
     ROBOTS_TXT_MAX_BYTES,

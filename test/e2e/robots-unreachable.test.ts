@@ -77,7 +77,7 @@ describe('robots.txt that answers 5xx or 429, or not at all', () => {
         // Waiting for robots.txt spent no retry.
         expect(handled.filter((h) => h.retryCount > 0)).toEqual([]);
 
-        // 503, 503, then the file: pauses of 2 s, then 4 s (the backoff steps from backoffMinDelaySecs),
+        // 503, 503, then the file: pauses of 2 s, then 4 s (the backoff steps from baseDelaySecs),
         // and no page before the file.
         const flaky = robotsOf('flaky.example');
         expect(flaky.map((e) => e.status)).toEqual([503, 503, 200]);

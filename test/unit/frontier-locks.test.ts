@@ -3,7 +3,7 @@ import { RequestQueue } from '@crawlee/core';
 
 import { ManualClock } from '../../packages/throttling/src';
 import { DomainState } from '../../packages/throttling/src/pacing/domain-state';
-import { resolvePolicy } from '../../packages/throttling/src/options/resolve-options';
+import { resolvePolicy } from '../../packages/throttling/src/pacing/policy';
 import { isAtRest } from '../../packages/throttling/src/layout/at-rest';
 import { FrontierWindow } from '../../packages/throttling/src/layout/frontier-window';
 import type { LockProlonger } from '../../packages/throttling/src/layout/lock-keeper';
@@ -139,7 +139,7 @@ describe('LockKeeper: the locks of windowed requests', () => {
 describe('isAtRest: when an idle domain may be forgotten', () => {
     const now = Date.UTC(2026, 0, 1);
     const policy = resolvePolicy({}, {});
-    const quotaPolicy = resolvePolicy({}, { quota: 10, windowSecs: 60 });
+    const quotaPolicy = resolvePolicy({}, { quota: 10, quotaWindowSecs: 60 });
     const entry = () => new DomainQueue('a.com', 'throttled-a.com');
     const state = () => new DomainState('a.com');
 

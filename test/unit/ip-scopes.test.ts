@@ -440,8 +440,8 @@ describe("the manager with throttleBy: 'ip'", () => {
         expect(() => make({ throttleBy: 'ip', scopes: { 'ip:shop.example': { delaySecs: 1 } } })).toThrow(
             /`scopes.ip:shop.example`: scope key "ip:shop.example" names no IP address/,
         );
-        expect(() => make({ throttleBy: 'ip', ipScope: { backoffMinDelaySecs: 9, backoffMaxDelaySecs: 3 } })).toThrow(
-            /in scope `ipScope`, backoffMinDelaySecs \(9\) must not exceed backoffMaxDelaySecs \(3\)/,
+        expect(() => make({ throttleBy: 'ip', ipScope: { baseDelaySecs: 9, maxDelaySecs: 3 } })).toThrow(
+            /in scope `ipScope`, baseDelaySecs \(9\) must not exceed maxDelaySecs \(3\)/,
         );
         // Keys per hostname under 'ip'; the address is a scope beside them.
         const manager = make({ throttleBy: 'ip' });

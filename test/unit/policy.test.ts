@@ -195,8 +195,8 @@ describe('policy: backoff triggers, factor and recovery', () => {
         expect(snap(manager, 'a.com').backoffUntil).toBe(0);
     });
 
-    test('backoffFactor and backoffMinDelaySecs shape the exponential waits, capped by backoffMaxDelaySecs', async () => {
-        const { manager, clock } = setup({ backoffFactor: 3, backoffMinDelaySecs: 1, backoffMaxDelaySecs: 20 });
+    test('backoffFactor and baseDelaySecs shape the exponential waits, capped by maxDelaySecs', async () => {
+        const { manager, clock } = setup({ backoffFactor: 3, baseDelaySecs: 1, maxDelaySecs: 20 });
         const waits: number[] = [];
         for (let i = 0; i < 4; i++) {
             manager.recordPacingSignal({ reason: 'rateLimited', url: 'https://a.com/' });
@@ -209,7 +209,7 @@ describe('policy: backoff triggers, factor and recovery', () => {
 
     test('recovery: after each quiet window the raised pacing steps down one factor towards the configured delay', async () => {
         const { manager, clock } = setup({
-            backoffMinDelaySecs: 1,
+            baseDelaySecs: 1,
             backoffWindowSecs: 60,
             delaySecs: 0.25,
             rampup: false,
@@ -228,7 +228,7 @@ describe('policy: backoff triggers, factor and recovery', () => {
     });
 
     test('a new trigger while raised multiplies the pacing instead of starting over', async () => {
-        const { manager, clock } = setup({ backoffMinDelaySecs: 1, rampup: false });
+        const { manager, clock } = setup({ baseDelaySecs: 1, rampup: false });
         manager.recordPacingSignal({ reason: 'rateLimited', url: 'https://a.com/' });
         clock.set(snap(manager, 'a.com').backoffUntil);
         manager.recordPacingSignal({ reason: 'rateLimited', url: 'https://a.com/' });

@@ -242,7 +242,7 @@ describe('quotas', () => {
     test('a request is held when the window spend plus its cost would exceed the quota; the next window opens it', async () => {
         const { manager, clock } = setup({
             concurrency: 10,
-            scopes: { 'a.example': { quota: 3, windowSecs: 10, concurrency: 10 } },
+            scopes: { 'a.example': { quota: 3, quotaWindowSecs: 10, concurrency: 10 } },
         });
         await manager.addRequestsBatched(
             Array.from({ length: 5 }, (_, i) => `https://a.example/${i}`),
@@ -261,7 +261,7 @@ describe('quotas', () => {
     test('one oversized request still goes alone into an empty window, and fills it', async () => {
         const { manager, clock } = setup({
             concurrency: 10,
-            scopes: { '@budget': { quota: 3, windowSecs: 10, concurrency: 10 } },
+            scopes: { '@budget': { quota: 3, quotaWindowSecs: 10, concurrency: 10 } },
         });
         await manager.addRequest({ url: 'https://a.example/big', userData: { throttlingScopes: { '@budget': 5 } } });
         await manager.addRequest({ url: 'https://b.example/small', userData: { throttlingScopes: { '@budget': 1 } } });
@@ -276,7 +276,7 @@ describe('quotas', () => {
     test('reportCost corrects the estimate: a cheaper real cost frees quota for the window', async () => {
         const { manager } = setup({
             concurrency: 10,
-            scopes: { '@budget': { quota: 10, windowSecs: 60, concurrency: 10 } },
+            scopes: { '@budget': { quota: 10, quotaWindowSecs: 60, concurrency: 10 } },
         });
         await manager.addRequest({ url: 'https://a.example/1', userData: { throttlingScopes: { '@budget': 8 } } });
         await manager.addRequest({ url: 'https://b.example/1', userData: { throttlingScopes: { '@budget': 8 } } });

@@ -1,8 +1,5 @@
-import type {
-    RobotsFetchResult,
-    RobotsFetcher,
-    RobotsVerdict,
-} from '../../packages/throttling/src/robots/robots-crawl-delay';
+import type { RobotsFetchResult, RobotsFetcher } from '../../packages/throttling/src/options/robots-fetcher';
+import type { RobotsVerdict } from '../../packages/throttling/src/robots/robots-crawl-delay';
 import {
     RobotsCrawlDelayCache,
     robotsVerdictFromResponse,

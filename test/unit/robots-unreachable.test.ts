@@ -8,7 +8,7 @@ import { log, LogLevel } from '@crawlee/core';
 
 import type { RobotsFetcher, ThrottlingRequestManagerOptions } from '../../packages/throttling/src';
 import { ManualClock, RobotsUnreachableError, ThrottlingRequestManager } from '../../packages/throttling/src';
-import type { RobotsFetchResult } from '../../packages/throttling/src/robots/robots-crawl-delay';
+import type { RobotsFetchResult } from '../../packages/throttling/src/options/robots-fetcher';
 import { RobotsCrawlDelayCache } from '../../packages/throttling/src/robots/robots-crawl-delay';
 import type { AttachableCrawler } from '../../packages/throttling/src/integration/crawler-integration';
 import type { NavigationContext } from '../../packages/throttling/src/orchestration/response-interpreter';

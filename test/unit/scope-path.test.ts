@@ -1,7 +1,7 @@
 import fc from 'fast-check';
 
 import { ThrottlingRequestManager } from '../../packages/throttling/src';
-import { resolveThrottlingOptions } from '../../packages/throttling/src/options/resolve-options';
+import { resolveThrottlingOptions } from '../../packages/throttling/src/config/resolve-options';
 import { matchPathScope, normalizeScopePath } from '../../packages/throttling/src/routing/scope-path';
 
 describe('normalizeScopePath', () => {

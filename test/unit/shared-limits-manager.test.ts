@@ -88,7 +88,7 @@ function sharedLimitRules(setup: () => Processes) {
     });
 
     test('a quota is spent once for all processes', async () => {
-        const options = { concurrency: 10, scopes: { [HOST]: { quota: 3, windowSecs: 3_600 } } };
+        const options = { concurrency: 10, scopes: { [HOST]: { quota: 3, quotaWindowSecs: 3_600 } } };
         const [a, b] = [p.make(options), p.make(options)];
         await fill(a, 'a', 2);
         await fill(b, 'b', 3);
@@ -101,7 +101,7 @@ function sharedLimitRules(setup: () => Processes) {
     });
 
     test('a reported cost corrects the shared spend too', async () => {
-        const options = { concurrency: 10, scopes: { [HOST]: { quota: 2, windowSecs: 3_600 } } };
+        const options = { concurrency: 10, scopes: { [HOST]: { quota: 2, quotaWindowSecs: 3_600 } } };
         const [a, b] = [p.make(options), p.make(options)];
         await fill(a, 'a', 2);
         await fill(b, 'b', 1);

@@ -6,7 +6,7 @@ import type { Configuration, IRequestManager } from '@crawlee/core';
 import type { ThrottlingRequestManagerOptions } from '../../packages/throttling/src';
 import { ManualClock, ThrottlingRequestManager } from '../../packages/throttling/src';
 import { assemble } from '../../packages/throttling/src/orchestration/assemble';
-import { resolveThrottlingOptions } from '../../packages/throttling/src/options/resolve-options';
+import { resolveThrottlingOptions } from '../../packages/throttling/src/config/resolve-options';
 import { MAX_DECLARED_ORIGINS_PER_KEY } from '../../packages/throttling/src/dispatch/pacing-recorder';
 import { DomainQueue } from '../../packages/throttling/src/core/domain-queue';
 import { DomainRequestQueue } from '../../packages/throttling/src/queues/domain-request-queue';

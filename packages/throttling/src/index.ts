@@ -9,12 +9,12 @@ export type { NavigationContext } from './orchestration/response-interpreter';
 // ---- Options and the types they take ----
 export type {
     ThrottlingRequestManagerOptions,
-    ResolvedThrottlingOptions,
     RequestManagerOpener,
     InnerRequestManager,
     LearnedRatesSettings,
 } from './options/options';
-export type { ScopeSettings, RampupSettings } from './pacing/policy';
+export type { ResolvedThrottlingOptions } from './config/resolved-options';
+export type { ScopeSettings, RampupSettings } from './options/scope-settings';
 export type { QueueLayout } from './options/queue-layout';
 export type { ThrottleBy } from './routing/domain-key';
 export type { GetScopes, ScopesDeclaration, RequestScopes } from './options/request-scopes';
@@ -26,7 +26,7 @@ export type {
     RefusalResponse,
     TextPattern,
 } from './response/refusal-rule';
-export type { RobotsFetcher, RobotsFetchResult } from './robots/robots-crawl-delay';
+export type { RobotsFetcher, RobotsFetchResult } from './options/robots-fetcher';
 export type { IpResolver, ResolvedAddresses } from './ip/ip-resolver';
 export type { DomainStateStore } from './pacing/domain-state-store';
 export { InMemoryDomainStateStore } from './pacing/domain-state-store';
@@ -76,7 +76,8 @@ export type { FileDomainClockOptions } from './shared-clock/file-domain-clock';
 // ---- Helpers ----
 export type { Clock } from './core/clock';
 export { ManualClock, systemClock } from './core/clock';
-export { seededRandom, DEFAULT_BACKOFF_STATUS_CODES } from './pacing/policy';
+export { seededRandom } from './pacing/policy';
+export { DEFAULT_BACKOFF_STATUS_CODES } from './options/defaults';
 export { parseRetryAfter } from './response/retry-after';
 export { parseRateLimitHeaders } from './response/rate-limit-headers';
 export type { RateLimitInfo } from './response/rate-limit-headers';

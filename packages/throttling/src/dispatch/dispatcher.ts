@@ -1,7 +1,7 @@
 import type { IRequestManager, Request } from '@crawlee/core';
 
 import { CrawlDelayTooLongError, DomainUnreachableError } from '../core/errors';
-import type { ResolvedThrottlingOptions } from '../options/options';
+import type { ResolvedThrottlingOptions } from '../config/resolved-options';
 import type { DispatchReservation } from '../pacing/domain-state';
 import type { DomainStateStore } from '../pacing/domain-state-store';
 import type { PacingFloor } from '../pacing/pacing-floor';

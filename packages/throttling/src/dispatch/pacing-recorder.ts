@@ -1,4 +1,4 @@
-import type { ResolvedThrottlingOptions } from '../options/options';
+import type { ResolvedThrottlingOptions } from '../config/resolved-options';
 import type { ResolvedPolicy } from '../pacing/policy';
 import { originOf } from '../routing/origin';
 import type { ScopeRouter } from '../scopes/scope-router';
@@ -103,7 +103,7 @@ export class PacingRecorder {
         if (outcome.cappedFrom) {
             const source =
                 outcome.cappedFrom.source === 'retry-after' ? 'the Retry-After header' : 'exponential backoff';
-            const cap = policy.scopeKey ? `backoffMaxDelaySecs of scope ${policy.scopeKey}` : 'maxDelaySecs';
+            const cap = policy.scopeKey ? `maxDelaySecs of scope ${policy.scopeKey}` : 'maxDelaySecs';
             this.host.warn(
                 `${key}: ${source} asked for ${Math.round(outcome.cappedFrom.requestedMs / 1000)} s; capped at ${cap} (${policy.backoffMaxDelayMs / 1000} s).`,
             );

@@ -2,7 +2,7 @@ import type { Request } from '@crawlee/core';
 
 import type { HeldSlot } from './handout-ledger';
 import type { IpScopes } from '../ip/ip-scopes';
-import type { ResolvedThrottlingOptions } from '../options/options';
+import type { ResolvedThrottlingOptions } from '../config/resolved-options';
 import type { DomainQueue } from '../core/domain-queue';
 import { normalizeScope } from '../options/request-scopes';
 import type { ScopeRouter } from '../scopes/scope-router';

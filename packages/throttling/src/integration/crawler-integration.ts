@@ -2,7 +2,8 @@ import type { IRequestManager } from '@crawlee/core';
 import { log as crawleeLog, Session } from '@crawlee/core';
 
 import { ThrottlingOptionsError } from '../core/errors';
-import type { RobotsFetcher, RobotsVerdict } from '../robots/robots-crawl-delay';
+import type { RobotsFetcher } from '../options/robots-fetcher';
+import type { RobotsVerdict } from '../robots/robots-crawl-delay';
 import type { StreamingHttpClient } from '../robots/crawler-robots-fetcher';
 import { robotsFetcherOfHttpClient } from '../robots/crawler-robots-fetcher';
 import type { RobotsReadFailure } from '../robots/robots-crawl-delay';

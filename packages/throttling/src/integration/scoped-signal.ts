@@ -1,5 +1,5 @@
 import { ThrottlingOptionsError } from '../core/errors';
-import type { ResolvedThrottlingOptions } from '../options/options';
+import type { ResolvedThrottlingOptions } from '../config/resolved-options';
 import type { PacingRecorder } from '../dispatch/pacing-recorder';
 import type { PacingSignal as UnscopedSignal } from '../pacing/pacing-signal';
 import type { ScopeRouter } from '../scopes/scope-router';

@@ -1,6 +1,6 @@
 import type { IRequestManager } from '@crawlee/core';
 
-import type { ResolvedThrottlingOptions } from '../options/options';
+import type { ResolvedThrottlingOptions } from '../config/resolved-options';
 import type { PacingSignal } from '../pacing/pacing-signal';
 import type { NavigationContext } from '../orchestration/response-interpreter';
 import type { DomainStatistics } from '../readiness/statistics';

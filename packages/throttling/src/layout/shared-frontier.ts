@@ -1,6 +1,6 @@
 import type { IRequestManager } from '@crawlee/core';
 
-import type { ResolvedThrottlingOptions } from '../options/options';
+import type { ResolvedThrottlingOptions } from '../config/resolved-options';
 import type { DomainStateStore } from '../pacing/domain-state-store';
 import type { DomainQueue } from '../core/domain-queue';
 import type { DomainRegistry } from '../queues/domain-registry';

@@ -1,3 +1,5 @@
+import { DEFAULTS } from './defaults';
+
 /** Where learned rates are kept, and for how long they count. */
 export interface LearnedRatesSettings {
     /**
@@ -12,17 +14,13 @@ export interface LearnedRatesSettings {
     maxAgeSecs?: number;
 }
 
-/** The default store of learned rates: named, so Crawlee's `purgeOnStart` leaves it alone. */
-export const DEFAULT_LEARNED_RATES_STORE = 'crawlee-throttling-learned-rates';
-/** Learned rates older than this (7 days) are ignored by default: sites change. */
-export const DEFAULT_LEARNED_RATES_MAX_AGE_SECS = 7 * 24 * 3600;
-
 /** `rememberLearnedRates` with its defaults; undefined when it is off. */
 export function resolveLearnedRates(setting: boolean | LearnedRatesSettings | undefined) {
-    if (setting === false) return undefined;
-    const s = setting === true || setting === undefined ? {} : setting;
+    const on = setting ?? DEFAULTS.rememberLearnedRates;
+    if (on === false) return undefined;
+    const s = on === true ? {} : on;
     return {
-        storeName: s.storeName ?? DEFAULT_LEARNED_RATES_STORE,
-        maxAgeMs: (s.maxAgeSecs ?? DEFAULT_LEARNED_RATES_MAX_AGE_SECS) * 1000,
+        storeName: s.storeName ?? DEFAULTS.learnedRates.storeName,
+        maxAgeMs: (s.maxAgeSecs ?? DEFAULTS.learnedRates.maxAgeSecs) * 1000,
     };
 }

@@ -3,13 +3,12 @@ import { z } from 'zod';
 
 import type { IpResolver } from '../ip/ip-resolver';
 import { QUEUE_LAYOUTS } from './queue-layout';
-import type { DomainStateStore } from '../pacing/domain-state-store';
 import type { RefusalWhen } from '../response/refusal-rule';
-import type { RobotsFetcher } from '../robots/robots-crawl-delay';
+import type { RobotsFetcher } from './robots-fetcher';
 import type { GetScopes } from './request-scopes';
 import type { SharedDomainClock } from '../core/shared-domain-clock';
 import type { Clock } from '../core/clock';
-import { parseScopeKey } from '../pacing/policy';
+import { parseScopeKey } from './scope-key';
 
 /** Opens the queue that holds one throttled domain's requests. */
 export type RequestManagerOpener = (name: string, options: { config?: Configuration }) => Promise<IRequestManager>;
@@ -125,8 +124,8 @@ const policyShape = {
         .min(1, 'backoffFactor must be >= 1')
         .finite()
         .optional(),
-    backoffMinDelaySecs: seconds('backoffMinDelaySecs').optional(),
-    backoffMaxDelaySecs: seconds('backoffMaxDelaySecs').optional(),
+    baseDelaySecs: seconds('baseDelaySecs').optional(),
+    maxDelaySecs: seconds('maxDelaySecs').optional(),
     backoffWindowSecs: seconds('backoffWindowSecs').optional(),
     ignoreRobotsCrawlDelay: z.boolean({ error: 'ignoreRobotsCrawlDelay must be true or false' }).optional(),
     rampup: z
@@ -146,7 +145,7 @@ const policyShape = {
         )
         .optional(),
     quota: z.number({ error: 'quota must be a positive number' }).positive('quota must be > 0').finite().optional(),
-    windowSecs: seconds('windowSecs').positive('windowSecs must be > 0').optional(),
+    quotaWindowSecs: seconds('quotaWindowSecs').positive('quotaWindowSecs must be > 0').optional(),
 };
 
 /** One scope's settings (also what `updateScope()` validates). */
@@ -227,8 +226,6 @@ export const throttlingOptionsSchema = z.strictObject({
             { error: 'rememberLearnedRates must be true/false or an object with storeName, maxAgeSecs' },
         )
         .optional(),
-    baseDelaySecs: seconds('baseDelaySecs').optional(),
-    maxDelaySecs: seconds('maxDelaySecs').optional(),
     minCrawlDelaySecs: seconds('minCrawlDelaySecs').optional(),
     maxDomainStallSecs: seconds('maxDomainStallSecs').optional(),
     maxThrottledDomains: z
@@ -268,15 +265,6 @@ export const throttlingOptionsSchema = z.strictObject({
             error: 'clock must be an object with a now() method returning epoch milliseconds',
         })
         .optional(),
-    stateStore: z
-        .custom<DomainStateStore>(
-            (v) =>
-                typeof v === 'object' &&
-                v !== null &&
-                ['read', 'update', 'list', 'clear'].every((m) => isFunction((v as never)[m])),
-            { error: 'stateStore must implement read, update, list and clear' },
-        )
-        .optional(),
     maxConsecutiveErrors: z
         .number({ error: 'maxConsecutiveErrors must be a whole number >= 0 (0 turns the error budget off)' })
         .int('maxConsecutiveErrors must be a whole number >= 0 (0 turns the error budget off)')
@@ -304,12 +292,22 @@ export const throttlingOptionsSchema = z.strictObject({
         .optional(),
 });
 
+/** Options that were renamed or removed, and what to use instead (named in the error). */
+const RENAMED: Record<string, string> = {
+    backoffMinDelaySecs: '`baseDelaySecs`',
+    backoffMaxDelaySecs: '`maxDelaySecs`',
+    windowSecs: '`quotaWindowSecs`',
+    stateStore: 'gone: domain states are internal; share clocks across processes with `sharedClock`',
+};
+
 /** Turns zod's issues into one message that names each bad option and what is allowed. */
 export function formatOptionIssues(subject: string, error: z.ZodError): string {
     const lines = error.issues.map((issue) => {
         if (issue.code === 'unrecognized_keys') {
             const where = issue.path.length ? ` in \`${issue.path.join('.')}\`` : '';
-            return `unknown option(s) ${issue.keys.map((k) => `\`${k}\``).join(', ')}${where}`;
+            const known = issue.keys.filter((k) => k in RENAMED).map((k) => `\`${k}\` is now ${RENAMED[k]}`);
+            const unknown = `unknown option(s) ${issue.keys.map((k) => `\`${k}\``).join(', ')}${where}`;
+            return known.length > 0 ? `${unknown} (${known.join('; ')})` : unknown;
         }
         const path = issue.path.length ? `\`${issue.path.join('.')}\`` : 'options';
         return `${path}: ${issue.message}`;

@@ -1,26 +1,22 @@
+import { DEFAULTS } from './defaults';
 import type { QueueLayout } from './queue-layout';
 import type { Clock } from '../core/clock';
-import type { DomainStateStore } from '../pacing/domain-state-store';
 import type { SharedDomainClock } from '../core/shared-domain-clock';
 import type { ThrottleBy } from '../routing/domain-key';
 import type { IpResolver } from '../ip/ip-resolver';
 import type { LearnedRatesSettings } from './learned-rates-settings';
 
 export type { LearnedRatesSettings } from './learned-rates-settings';
-import type { RobotsFetcher } from '../robots/robots-crawl-delay';
-import type { RefusalRule, RefusalWhen } from '../response/refusal-rule';
-import type { ResolvedPolicy, ScopeSettings } from '../pacing/policy';
+import type { RobotsFetcher } from './robots-fetcher';
+import type { RefusalWhen } from '../response/refusal-rule';
+import type { ScopeSettings } from './scope-settings';
 import type { InnerRequestManager, RequestManagerOpener } from './options-schema';
 
 export type { InnerRequestManager, RequestManagerOpener } from './options-schema';
 import type { GetScopes } from './request-scopes';
 
-/**
- * Default of `persistStateKey`: the key Crawlee v4's manager uses, so managers keeping it get plain
- * `throttled-<domain>` names. Kept with the options (not the queue namespace) so that resolving the
- * options reads no queue code.
- */
-export const DEFAULT_PERSIST_STATE_KEY = 'CRAWLEE_THROTTLED_DOMAINS';
+/** Default of `persistStateKey`: the key Crawlee v4's manager uses. */
+export const DEFAULT_PERSIST_STATE_KEY = DEFAULTS.persistStateKey;
 
 /**
  * Options of {@link ThrottlingRequestManager}. Option names follow Crawlee v4's manager; the policy
@@ -70,17 +66,6 @@ export interface ThrottlingRequestManagerOptions extends Omit<ScopeSettings, 'ba
      * @default true (store 'crawlee-throttling-learned-rates', rates up to 7 days old)
      */
     rememberLearnedRates?: boolean | LearnedRatesSettings;
-    /**
-     * First backoff after a refusal without a usable `Retry-After`, multiplied by `backoffFactor`
-     * on each further escalation.
-     * @default 2
-     */
-    baseDelaySecs?: number;
-    /**
-     * Cap on any backoff and on `Retry-After`; applying it logs a warning naming the source.
-     * @default 60
-     */
-    maxDelaySecs?: number;
     /**
      * Floor under every throttled domain's crawl delay: the least time between two dispatches to one
      * domain.
@@ -232,11 +217,6 @@ export interface ThrottlingRequestManagerOptions extends Omit<ScopeSettings, 'ba
      */
     clock?: Clock;
     /**
-     * Where domain states live.
-     * @default an in-memory store
-     */
-    stateStore?: DomainStateStore;
-    /**
      * Clocks shared with other crawler processes (`new FileDomainClock(dir)` on one machine,
      * `new RedisDomainClock({ url })` across machines): every dispatch reserves its window there too (a
      * one-at-a-time domain holds it until the response), and backoffs are published there, so several
@@ -271,58 +251,4 @@ export interface ThrottlingRequestManagerOptions extends Omit<ScopeSettings, 'ba
      * @default 'cap'
      */
     onExcessiveCrawlDelay?: 'cap' | 'skip';
-}
-
-/** Options with every default applied: what the manager works with. */
-export interface ResolvedThrottlingOptions {
-    inner?: InnerRequestManager;
-    domains: readonly string[] | 'all';
-    /** How throttling keys are formed (`'hostname'` under `throttleBy: 'ip'`). */
-    throttleBy: ThrottleBy;
-    /** `throttleBy: 'ip'`: each request's address is a scope of its own beside its host's. */
-    paceByIp: boolean;
-    /** The resolver of `throttleBy: 'ip'` (the system one unless given); undefined without it. */
-    ipResolver?: IpResolver;
-    /** The policy of every IP scope without a `scopes` entry of its own. */
-    ipPolicy: ResolvedPolicy;
-    /** The settings every IP scope falls back to (`ipScope` over the manager-wide settings). */
-    ipSettings: ScopeSettings;
-    /** Where learned rates are kept; undefined when `rememberLearnedRates` is false. */
-    learnedRates?: { storeName: string; maxAgeMs: number };
-    baseDelayMs: number;
-    maxDelayMs: number;
-    minCrawlDelayMs: number;
-    maxDomainStallMs: number;
-    maxThrottledDomains: number;
-    queueLayout: QueueLayout;
-    frontierWindow: number;
-    frontierWindowPerDomain: number;
-    persistStateKey: string;
-    requestManagerOpener?: RequestManagerOpener;
-    clock: Clock;
-    stateStore?: DomainStateStore;
-    sharedClock?: SharedDomainClock;
-    onSharedClockError: 'pause' | 'local';
-    maxConsecutiveErrors: number;
-    onExcessiveCrawlDelay: 'cap' | 'skip';
-    respectCrawlDelay: boolean;
-    maxCrawlDelaySecs: number;
-    robotsUserAgent?: string;
-    robotsFetcher?: RobotsFetcher;
-    maxRobotsRetries: number;
-    robotsUnreachableDisallowMs: number;
-    sameDomainDelay: 'fold' | 'refuse';
-    /** The policy of every throttled domain without a scope of its own. */
-    defaultPolicy: ResolvedPolicy;
-    /** Scope policies by normalised scope key (`host` or `host/path`). */
-    scopes: ReadonlyMap<string, ResolvedPolicy>;
-    /** The settings behind each scope policy, by normalised key (what `updateScope()` merges into). */
-    scopeSettings: ReadonlyMap<string, ScopeSettings>;
-    /** The manager-wide settings every scope falls back to. */
-    defaultSettings: ScopeSettings;
-    random: () => number;
-    maxFreeRetries: number;
-    getScopes?: GetScopes;
-    /** `refusalWhen` as one function (the shorthand compiled), its answers checked. */
-    refusalWhen?: RefusalRule;
 }

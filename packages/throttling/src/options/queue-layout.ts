@@ -10,15 +10,3 @@
 export type QueueLayout = 'perDomain' | 'shared';
 
 export const QUEUE_LAYOUTS = ['perDomain', 'shared'] as const satisfies readonly QueueLayout[];
-
-/** Requests the shared layout's window holds at most (`frontierWindow`). */
-export const DEFAULT_FRONTIER_WINDOW = 1_000;
-
-/** Requests of one key the shared layout's window holds at most (`frontierWindowPerDomain`). */
-export const DEFAULT_FRONTIER_WINDOW_PER_DOMAIN = 10;
-
-/** `maxThrottledDomains` per layout: a hard limit for `'perDomain'`, the bound of kept state for `'shared'`. */
-export const DEFAULT_MAX_THROTTLED_DOMAINS: Readonly<Record<QueueLayout, number>> = {
-    perDomain: 100,
-    shared: 10_000,
-};

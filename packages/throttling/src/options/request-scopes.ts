@@ -1,6 +1,6 @@
 import type { ThrottleBy } from '../routing/domain-key';
 import { domainKeyOfConfigured } from '../routing/domain-key';
-import { parseScopeKey } from '../pacing/policy';
+import { parseScopeKey } from './scope-key';
 import { isIpScope } from '../ip/ip-address';
 
 /**

@@ -11,7 +11,7 @@ import { ThrottlingEventEmitter } from '../core/throttling-events';
 import { SharedFrontier } from '../layout/shared-frontier';
 import { WakeSignal } from '../readiness/wake-signal';
 import { IpScopes } from '../ip/ip-scopes';
-import type { ResolvedThrottlingOptions } from '../options/options';
+import type { ResolvedThrottlingOptions } from '../config/resolved-options';
 import type { ResolvedPolicy } from '../pacing/policy';
 import type { DomainStateStore } from '../pacing/domain-state-store';
 import { InMemoryDomainStateStore } from '../pacing/domain-state-store';
@@ -125,7 +125,7 @@ function buildCore(options: ResolvedThrottlingOptions, config: Configuration | u
     const warn = (m: string) => log.warning(m);
     const warnOnce = (m: string) => log.warningOnce(m);
     const learned = buildLearnedRates(options, config, log);
-    const states = learned.watch(options.stateStore ?? new InMemoryDomainStateStore());
+    const states = learned.watch(new InMemoryDomainStateStore());
     const floor = new PacingFloor(options.minCrawlDelayMs);
     const router = new ScopeRouter(options, warnOnce);
     const registry = new DomainRegistry(options, router, config);

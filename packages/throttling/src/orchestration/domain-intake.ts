@@ -10,7 +10,7 @@ import type {
 import type { ProcessedRequest } from '@crawlee/types';
 
 import { ThrottledDomainLimitError } from '../core/errors';
-import type { ResolvedThrottlingOptions } from '../options/options';
+import type { ResolvedThrottlingOptions } from '../config/resolved-options';
 import type { ThrottlingEventEmitter } from '../core/throttling-events';
 import type { IpScopes } from '../ip/ip-scopes';
 import type { DomainStateStore } from '../pacing/domain-state-store';

@@ -4,7 +4,7 @@ import type { Handout, HandoutLedger } from '../dispatch/handout-ledger';
 import { scopeKeysOf } from '../dispatch/handout-ledger';
 import { RequestBlockedError, RequestThrottledError, ThrottledRetriesExhaustedError } from '../core/errors';
 import { assertPatchable } from '../core/crawlee-shape';
-import type { ResolvedThrottlingOptions } from '../options/options';
+import type { ResolvedThrottlingOptions } from '../config/resolved-options';
 import type { DomainStateStore } from '../pacing/domain-state-store';
 import type { PacingFloor } from '../pacing/pacing-floor';
 import type { PacingRecorder } from '../dispatch/pacing-recorder';

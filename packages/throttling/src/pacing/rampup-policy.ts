@@ -1,3 +1,5 @@
+import { DEFAULTS } from '../options/defaults';
+
 /** The resolved settings of a scope's pace learner (see pace-learner.ts and docs/rampup.md). */
 export interface RampupPolicy {
     /** Least length of a measuring window, ms. */
@@ -12,9 +14,9 @@ export interface RampupPolicy {
 }
 
 export const RAMPUP_DEFAULTS: RampupPolicy = {
-    windowMs: 1_000,
+    windowMs: DEFAULTS.rampupSettings.windowSecs * 1000,
     initialRate: Number.POSITIVE_INFINITY,
-    minRate: 0.01,
-    maxRate: 1_000,
-    maxConcurrency: 8,
+    minRate: DEFAULTS.rampupSettings.minRate,
+    maxRate: DEFAULTS.rampupSettings.maxRate,
+    maxConcurrency: DEFAULTS.rampupSettings.maxConcurrency,
 };

@@ -5,7 +5,8 @@
  * wait (one burst, one escalation). It also keeps how long the scope has been refusing without a
  * break, for stall detection. Every decision takes `now`; nothing here reads a clock.
  */
-import { applyJitter, POLICY_DEFAULTS } from './policy';
+import { applyJitter } from './policy';
+import { DEFAULTS } from '../options/defaults';
 import { DomainStateRecord } from './domain-state-record';
 import type { BackoffPolicy, PacingPolicy, RateLimitOutcome } from './domain-state-types';
 import { UNLIMITED } from './domain-state-types';
@@ -32,8 +33,8 @@ export abstract class RefusalClock extends DomainStateRecord {
     /** Pacing raised by backoff triggers at `now`, after the decay of full quiet windows. */
     penaltyAt(now: number, policy: PacingPolicy = UNLIMITED): number {
         if (this.penaltyMs <= 0) return 0;
-        const windowMs = policy.backoffWindowMs ?? POLICY_DEFAULTS.backoffWindowSecs * 1000;
-        const factor = policy.backoffFactor ?? POLICY_DEFAULTS.backoffFactor;
+        const windowMs = policy.backoffWindowMs ?? DEFAULTS.backoffWindowSecs * 1000;
+        const factor = policy.backoffFactor ?? DEFAULTS.backoffFactor;
         const quietWindows = windowMs > 0 ? Math.floor(Math.max(0, now - this.lastTriggerAt) / windowMs) : Infinity;
         if (quietWindows === 0) return this.penaltyMs;
         const decayed = this.penaltyMs / factor ** Math.min(quietWindows, 64);
@@ -110,7 +111,7 @@ export abstract class RefusalClock extends DomainStateRecord {
     /**
      * The first step of exponential backoff. Adaptive pacing reads a bare refusal as "a little too
      * fast", as a `Retry-After: 1` would say: it waits a second (or two intervals of a slow site), not
-     * `backoffMinDelaySecs`; a run of refusals without an answer still doubles from there.
+     * `baseDelaySecs`; a run of refusals without an answer still doubles from there.
      */
     private firstBackoffMs(policy: BackoffPolicy): number {
         if (!policy.rampup) return policy.backoffMinDelayMs;

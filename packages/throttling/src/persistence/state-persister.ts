@@ -1,7 +1,7 @@
 import type { Configuration } from '@crawlee/core';
 import { Configuration as CrawleeConfiguration, KeyValueStore } from '@crawlee/core';
 
-import type { ResolvedThrottlingOptions } from '../options/options';
+import type { ResolvedThrottlingOptions } from '../config/resolved-options';
 import type { DomainStateStore } from '../pacing/domain-state-store';
 import type { PacingFloor } from '../pacing/pacing-floor';
 import type { DomainQueue } from '../core/domain-queue';

@@ -2,7 +2,7 @@ import type { IRequestManager } from '@crawlee/core';
 import { Configuration, log, RequestQueue } from '@crawlee/core';
 
 import { ThrottledDomainLimitError } from '../core/errors';
-import type { ResolvedThrottlingOptions } from '../options/options';
+import type { ResolvedThrottlingOptions } from '../config/resolved-options';
 import type { ScopedSource, ScopeRouter } from '../scopes/scope-router';
 import { DomainQueue } from '../core/domain-queue';
 import { DomainRequestQueue, shrinkDedupCache } from './domain-request-queue';

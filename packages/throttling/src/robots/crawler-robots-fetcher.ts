@@ -1,7 +1,7 @@
 import type { Readable } from 'node:stream';
 
 import { fetchWithBoundedBody } from './fetch-with-bounded-body';
-import type { RobotsFetcher } from './robots-crawl-delay';
+import type { RobotsFetcher } from '../options/robots-fetcher';
 import { ROBOTS_TXT_MAX_BYTES } from './robots-crawl-delay';
 
 /** The streaming half of Crawlee 3.x's `BaseHttpClient` (`stream()`), which the robots.txt fetch uses. */

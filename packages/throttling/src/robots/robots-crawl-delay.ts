@@ -9,24 +9,12 @@
 
 import type { Readable } from 'node:stream';
 
+import { DEFAULTS } from '../options/defaults';
+
 import type { OpenedResponse } from './fetch-with-bounded-body';
 import { fetchWithBoundedBody } from './fetch-with-bounded-body';
 
-/** Raw outcome of fetching one robots.txt file. */
-export interface RobotsFetchResult {
-    status: number;
-    body: string;
-    headers: Record<string, string | string[] | undefined>;
-}
-
-/**
- * Fetches a robots.txt URL. Must resolve for any HTTP status (including 4xx/5xx) and reject only when
- * no response was obtained (DNS, connection, timeout...), which the cache reports as `'unreachable'`.
- */
-export type RobotsFetcher = (
-    robotsUrl: string,
-    options: { userAgent?: string; proxyUrl?: string; timeoutMs: number },
-) => Promise<RobotsFetchResult>;
+import type { RobotsFetcher, RobotsFetchResult } from '../options/robots-fetcher';
 
 /** What robots.txt says about pacing requests to one origin. */
 export type RobotsVerdict =
@@ -98,9 +86,9 @@ export interface RobotsLookupOptions {
 }
 
 /** Default cap for a declared `Crawl-delay`: anything slower would effectively stall a crawl. */
-export const DEFAULT_MAX_CRAWL_DELAY_SECS = 60;
+export const DEFAULT_MAX_CRAWL_DELAY_SECS = DEFAULTS.maxCrawlDelaySecs;
 /** RFC 9309 §2.4: crawlers SHOULD NOT use a cached robots.txt for more than 24 hours. */
-export const DEFAULT_ROBOTS_TTL_MS = 24 * 60 * 60 * 1000;
+export const DEFAULT_ROBOTS_TTL_MS = DEFAULTS.robotsUnreachableDisallowSecs * 1000;
 /**
  * Default number of robots.txt verdicts kept. The origin gate asks once per origin per 24 h, so a
  * verdict evicted early costs at most one more fetch; without a cap a broad crawl kept every origin

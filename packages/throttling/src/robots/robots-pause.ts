@@ -15,8 +15,8 @@ export interface RobotsPauseDeps {
  * a 429 (RFC 9309 §2.3.1.4). The pause holds the backoff clock only: it is not a refusal of a page,
  * so it adds no refusal, no time backed off, no stall time and nothing to the learned rate (a site's
  * robots.txt failing says nothing about how fast its pages may be fetched). Its length is the
- * answer's `Retry-After`, else the key's backoff steps (`backoffMinDelaySecs` × `backoffFactor` per
- * retry already made), capped at `backoffMaxDelaySecs`.
+ * answer's `Retry-After`, else the key's backoff steps (`baseDelaySecs` × `backoffFactor` per
+ * retry already made), capped at `maxDelaySecs`.
  */
 export class RobotsPause {
     constructor(private readonly deps: RobotsPauseDeps) {}

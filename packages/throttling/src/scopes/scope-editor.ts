@@ -1,10 +1,12 @@
 import { ThrottlingOptionsError } from '../core/errors';
 import type { ScopeRouter } from './scope-router';
 import { normalizeScope } from '../options/request-scopes';
-import type { ResolvedThrottlingOptions } from '../options/options';
-import { baseSettingsOf, resolvePolicy } from '../options/resolve-options';
+import type { ResolvedThrottlingOptions } from '../config/resolved-options';
+import { baseSettingsOf } from '../config/resolve-options';
+import { resolvePolicy } from '../pacing/policy';
 import { formatOptionIssues, scopeSchema } from '../options/options-schema';
-import type { ResolvedPolicy, ScopeSettings } from '../pacing/policy';
+import type { ResolvedPolicy } from '../pacing/policy';
+import type { ScopeSettings } from '../options/scope-settings';
 
 /**
  * Changes a scope's settings while the crawl runs (concurrency, delays, backoff, rampup, quota),
@@ -65,11 +67,11 @@ export class ScopeEditor {
 
     private resolve(key: string, merged: ScopeSettings): ResolvedPolicy {
         const defaults = baseSettingsOf(this.options, key);
-        const min = merged.backoffMinDelaySecs ?? defaults.backoffMinDelaySecs ?? 0;
-        const max = merged.backoffMaxDelaySecs ?? defaults.backoffMaxDelaySecs ?? Infinity;
+        const min = merged.baseDelaySecs ?? defaults.baseDelaySecs ?? 0;
+        const max = merged.maxDelaySecs ?? defaults.maxDelaySecs ?? Infinity;
         if (min > max) {
             throw new ThrottlingOptionsError(
-                `updateScope(${key}): backoffMinDelaySecs (${min}) must not exceed backoffMaxDelaySecs (${max})`,
+                `updateScope(${key}): baseDelaySecs (${min}) must not exceed maxDelaySecs (${max})`,
             );
         }
         return { ...resolvePolicy(defaults, merged), scopeKey: key };

@@ -1,6 +1,6 @@
 import { ThrottlingOptionsError } from '../core/errors';
 import { isIpScope } from '../ip/ip-address';
-import type { ResolvedThrottlingOptions } from '../options/options';
+import type { ResolvedThrottlingOptions } from '../config/resolved-options';
 import type { ResolvedPolicy } from '../pacing/policy';
 import { domainKeyOfConfigured, domainKeyOfUrl } from '../routing/domain-key';
 import type { RequestScopes } from '../options/request-scopes';

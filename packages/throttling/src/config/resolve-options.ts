@@ -1,23 +1,19 @@
-import { DEFAULT_MAX_CRAWL_DELAY_SECS, DEFAULT_ROBOTS_TTL_MS } from '../robots/robots-crawl-delay';
-import {
-    DEFAULT_FRONTIER_WINDOW,
-    DEFAULT_FRONTIER_WINDOW_PER_DOMAIN,
-    DEFAULT_MAX_THROTTLED_DOMAINS,
-} from './queue-layout';
+import { DEFAULTS } from '../options/defaults';
 import { systemClock } from '../core/clock';
 import type { ThrottleBy } from '../routing/domain-key';
 import { createSystemIpResolver } from '../ip/ip-resolver';
 import { isIpScope } from '../ip/ip-address';
-import { resolveLearnedRates } from './learned-rates-settings';
+import { resolveLearnedRates } from '../options/learned-rates-settings';
 import { ThrottlingOptionsError } from '../core/errors';
-import type { QueueLayout } from './queue-layout';
+import type { QueueLayout } from '../options/queue-layout';
 import { refusalRuleOf } from '../response/refusal-rule';
-import type { ResolvedPolicy, ScopeSettings } from '../pacing/policy';
-import { DEFAULT_BACKOFF_STATUS_CODES, jitterRange, POLICY_DEFAULTS, resolveRampup } from '../pacing/policy';
-import { formatOptionIssues, throttlingOptionsSchema } from './options-schema';
-import type { ResolvedThrottlingOptions, ThrottlingRequestManagerOptions } from './options';
-import { DEFAULT_PERSIST_STATE_KEY } from './options';
-import { normalizeScope } from './request-scopes';
+import type { ScopeSettings } from '../options/scope-settings';
+import type { ResolvedPolicy } from '../pacing/policy';
+import { resolvePolicy } from '../pacing/policy';
+import { formatOptionIssues, throttlingOptionsSchema } from '../options/options-schema';
+import type { ThrottlingRequestManagerOptions } from '../options/options';
+import type { ResolvedThrottlingOptions } from './resolved-options';
+import { normalizeScope } from '../options/request-scopes';
 
 /**
  * Adaptive pacing beside a shared clock adds no slots unless told to (`rampup.maxConcurrency`): a key
@@ -25,7 +21,7 @@ import { normalizeScope } from './request-scopes';
  * interval counted from the response across processes only while it stays one at a time.
  */
 function sharedRampup(setting: ScopeSettings['rampup'], shared: boolean): ScopeSettings['rampup'] {
-    const on = setting ?? POLICY_DEFAULTS.rampup;
+    const on = setting ?? DEFAULTS.rampup;
     if (!shared || on === false) return setting;
     const settings = on === true ? {} : on;
     if (settings.maxConcurrency !== undefined) return setting;
@@ -50,8 +46,8 @@ export function resolveThrottlingOptions(
     const throttleBy = o.throttleBy === 'registrableDomain' ? 'registrableDomain' : 'hostname';
     const defaults: ScopeSettings = {
         ...o,
-        backoffMinDelaySecs: baseDelaySecs,
-        backoffMaxDelaySecs: maxDelaySecs,
+        baseDelaySecs,
+        maxDelaySecs,
         rampup: sharedRampup(o.rampup, o.sharedClock !== undefined),
     };
     const defaultPolicy = resolvePolicy(defaults, {});
@@ -68,24 +64,23 @@ export function resolveThrottlingOptions(
         learnedRates: resolveLearnedRates(o.rememberLearnedRates),
         baseDelayMs: baseDelaySecs * 1000,
         maxDelayMs: maxDelaySecs * 1000,
-        minCrawlDelayMs: (o.minCrawlDelaySecs ?? 0) * 1000,
-        maxDomainStallMs: (o.maxDomainStallSecs ?? 900) * 1000,
+        minCrawlDelayMs: (o.minCrawlDelaySecs ?? DEFAULTS.minCrawlDelaySecs) * 1000,
+        maxDomainStallMs: (o.maxDomainStallSecs ?? DEFAULTS.maxDomainStallSecs) * 1000,
         ...resolveLayout(o, storage.sharedAcrossProcesses === true),
-        persistStateKey: o.persistStateKey ?? DEFAULT_PERSIST_STATE_KEY,
+        persistStateKey: o.persistStateKey ?? DEFAULTS.persistStateKey,
         requestManagerOpener: o.requestManagerOpener,
         clock: o.clock ?? systemClock,
-        stateStore: o.stateStore,
         sharedClock: o.sharedClock,
-        onSharedClockError: o.onSharedClockError ?? 'pause',
-        maxConsecutiveErrors: o.maxConsecutiveErrors ?? 5,
+        onSharedClockError: o.onSharedClockError ?? DEFAULTS.onSharedClockError,
+        maxConsecutiveErrors: o.maxConsecutiveErrors ?? DEFAULTS.maxConsecutiveErrors,
         ...resolveRobots(o),
-        sameDomainDelay: o.sameDomainDelay ?? 'fold',
+        sameDomainDelay: o.sameDomainDelay ?? DEFAULTS.sameDomainDelay,
         defaultPolicy,
         scopes,
         scopeSettings,
         defaultSettings: defaults,
         random: o.random ?? Math.random,
-        maxFreeRetries: o.maxFreeRetries ?? 20,
+        maxFreeRetries: o.maxFreeRetries ?? DEFAULTS.maxFreeRetries,
         getScopes: o.getScopes,
         refusalWhen: o.refusalWhen && refusalRuleOf(o.refusalWhen),
     };
@@ -94,15 +89,15 @@ export function resolveThrottlingOptions(
 /** How robots.txt is read and what its `Crawl-delay` may do. */
 function resolveRobots(o: ThrottlingRequestManagerOptions) {
     return {
-        onExcessiveCrawlDelay: o.onExcessiveCrawlDelay ?? 'cap',
-        respectCrawlDelay: o.respectCrawlDelay ?? true,
-        maxCrawlDelaySecs: o.maxCrawlDelaySecs ?? DEFAULT_MAX_CRAWL_DELAY_SECS,
+        onExcessiveCrawlDelay: o.onExcessiveCrawlDelay ?? DEFAULTS.onExcessiveCrawlDelay,
+        respectCrawlDelay: o.respectCrawlDelay ?? DEFAULTS.respectCrawlDelay,
+        maxCrawlDelaySecs: o.maxCrawlDelaySecs ?? DEFAULTS.maxCrawlDelaySecs,
         robotsUserAgent: o.robotsUserAgent,
         robotsFetcher: o.robotsFetcher,
-        maxRobotsRetries: o.maxRobotsRetries ?? 5,
+        maxRobotsRetries: o.maxRobotsRetries ?? DEFAULTS.maxRobotsRetries,
         robotsUnreachableDisallowMs:
             o.robotsUnreachableDisallowSecs === undefined
-                ? DEFAULT_ROBOTS_TTL_MS
+                ? DEFAULTS.robotsUnreachableDisallowSecs * 1000
                 : o.robotsUnreachableDisallowSecs * 1000,
     };
 }
@@ -133,15 +128,15 @@ function resolveLayout(o: ThrottlingRequestManagerOptions, sharedStorage: boolea
             );
         }
     }
-    const frontierWindow = o.frontierWindow ?? DEFAULT_FRONTIER_WINDOW;
+    const frontierWindow = o.frontierWindow ?? DEFAULTS.frontierWindow;
     const frontierWindowPerDomain =
-        o.frontierWindowPerDomain ?? Math.min(DEFAULT_FRONTIER_WINDOW_PER_DOMAIN, frontierWindow);
+        o.frontierWindowPerDomain ?? Math.min(DEFAULTS.frontierWindowPerDomain, frontierWindow);
     if (frontierWindowPerDomain > frontierWindow) {
         throw new ThrottlingOptionsError(
             `Invalid ThrottlingRequestManager options: \`frontierWindowPerDomain\` (${frontierWindowPerDomain}) must not exceed \`frontierWindow\` (${frontierWindow})`,
         );
     }
-    const maxThrottledDomains = o.maxThrottledDomains ?? DEFAULT_MAX_THROTTLED_DOMAINS[queueLayout];
+    const maxThrottledDomains = o.maxThrottledDomains ?? DEFAULTS.maxThrottledDomains[queueLayout];
     return { queueLayout, frontierWindow, frontierWindowPerDomain, maxThrottledDomains };
 }
 
@@ -173,63 +168,36 @@ function checkIpOptions(o: ThrottlingRequestManagerOptions, paceByIp: boolean): 
     for (const name of ['ipScope', 'ipResolver'] as const) {
         if (o[name] === undefined) continue;
         throw new ThrottlingOptionsError(
-            `Invalid ThrottlingRequestManager options: \`${name}\` applies only with throttleBy: 'ip' (throttleBy is ${JSON.stringify(o.throttleBy ?? 'hostname')})`,
+            `Invalid ThrottlingRequestManager options: \`${name}\` applies only with throttleBy: 'ip' (throttleBy is ${JSON.stringify(o.throttleBy ?? DEFAULTS.throttleBy)})`,
         );
     }
 }
 
-/** The manager-wide backoff bounds (v4 names or ours), checked against each other and every scope's. */
+/** The manager-wide backoff bounds, checked against each other and every scope's. */
 function backoffBounds(o: ThrottlingRequestManagerOptions): { baseDelaySecs: number; maxDelaySecs: number } {
-    const baseDelaySecs = o.backoffMinDelaySecs ?? o.baseDelaySecs ?? 2;
-    const maxDelaySecs = o.backoffMaxDelaySecs ?? o.maxDelaySecs ?? 60;
+    const baseDelaySecs = o.baseDelaySecs ?? DEFAULTS.baseDelaySecs;
+    const maxDelaySecs = o.maxDelaySecs ?? DEFAULTS.maxDelaySecs;
     if (baseDelaySecs > maxDelaySecs) {
-        const minSet = o.backoffMinDelaySecs !== undefined || o.baseDelaySecs !== undefined;
-        const minName = o.backoffMinDelaySecs !== undefined ? 'backoffMinDelaySecs' : 'baseDelaySecs';
-        const maxName = o.backoffMaxDelaySecs !== undefined ? 'backoffMaxDelaySecs' : 'maxDelaySecs';
         // Name the option the user set: only the maximum set means the maximum is what is wrong.
         throw new ThrottlingOptionsError(
-            minSet
-                ? `Invalid ThrottlingRequestManager options: \`${minName}\` (${baseDelaySecs}) must not exceed \`${maxName}\` (${maxDelaySecs})`
-                : `Invalid ThrottlingRequestManager options: \`${maxName}\` (${maxDelaySecs}) must be at least ${minName} (the least backoff delay; its default is ${baseDelaySecs} s). Set ${maxName} to ${baseDelaySecs} or more, or lower ${minName} too`,
+            o.baseDelaySecs !== undefined
+                ? `Invalid ThrottlingRequestManager options: \`baseDelaySecs\` (${baseDelaySecs}) must not exceed \`maxDelaySecs\` (${maxDelaySecs})`
+                : `Invalid ThrottlingRequestManager options: \`maxDelaySecs\` (${maxDelaySecs}) must be at least baseDelaySecs (the least backoff delay; its default is ${baseDelaySecs} s). Set maxDelaySecs to ${baseDelaySecs} or more, or lower baseDelaySecs too`,
         );
     }
-    const ipMin = o.ipScope?.backoffMinDelaySecs ?? baseDelaySecs;
-    const ipMax = o.ipScope?.backoffMaxDelaySecs ?? maxDelaySecs;
+    const ipMin = o.ipScope?.baseDelaySecs ?? baseDelaySecs;
+    const ipMax = o.ipScope?.maxDelaySecs ?? maxDelaySecs;
     const scopes: [string, ScopeSettings][] = [...Object.entries(o.scopes ?? {})];
     if (o.ipScope) scopes.push(['ipScope', o.ipScope]);
     for (const [key, scope] of scopes) {
         const ip = isIpScope(key);
-        const min = scope.backoffMinDelaySecs ?? (ip ? ipMin : baseDelaySecs);
-        const max = scope.backoffMaxDelaySecs ?? (ip ? ipMax : maxDelaySecs);
+        const min = scope.baseDelaySecs ?? (ip ? ipMin : baseDelaySecs);
+        const max = scope.maxDelaySecs ?? (ip ? ipMax : maxDelaySecs);
         if (min > max) {
             throw new ThrottlingOptionsError(
-                `Invalid ThrottlingRequestManager options: in scope \`${key}\`, backoffMinDelaySecs (${min}) must not exceed backoffMaxDelaySecs (${max})`,
+                `Invalid ThrottlingRequestManager options: in scope \`${key}\`, baseDelaySecs (${min}) must not exceed maxDelaySecs (${max})`,
             );
         }
     }
     return { baseDelaySecs, maxDelaySecs };
-}
-
-/** One scope's settings over the manager-wide defaults, in milliseconds. */
-export function resolvePolicy(defaults: ScopeSettings, scope: ScopeSettings): ResolvedPolicy {
-    const pick = <K extends keyof ScopeSettings>(key: K) => scope[key] ?? defaults[key];
-    return {
-        concurrency: pick('concurrency') ?? POLICY_DEFAULTS.concurrency,
-        delayMs: (pick('delaySecs') ?? POLICY_DEFAULTS.delaySecs) * 1000,
-        delayPerSlotMs: (pick('delayPerSlotSecs') ?? POLICY_DEFAULTS.delayPerSlotSecs) * 1000,
-        jitter: jitterRange(pick('jitter') ?? POLICY_DEFAULTS.jitter),
-        backoffStatusCodes: new Set(pick('backoffStatusCodes') ?? DEFAULT_BACKOFF_STATUS_CODES),
-        backoffOnNetworkErrors: pick('backoffOnNetworkErrors') ?? POLICY_DEFAULTS.backoffOnNetworkErrors,
-        backoffFactor: pick('backoffFactor') ?? POLICY_DEFAULTS.backoffFactor,
-        backoffMinDelayMs: (pick('backoffMinDelaySecs') ?? 2) * 1000,
-        backoffMaxDelayMs: (pick('backoffMaxDelaySecs') ?? 60) * 1000,
-        backoffWindowMs: (pick('backoffWindowSecs') ?? POLICY_DEFAULTS.backoffWindowSecs) * 1000,
-        ignoreRobotsCrawlDelay: pick('ignoreRobotsCrawlDelay') ?? POLICY_DEFAULTS.ignoreRobotsCrawlDelay,
-        rampup: resolveRampup(pick('rampup') ?? POLICY_DEFAULTS.rampup),
-        quota:
-            pick('quota') === undefined
-                ? undefined
-                : { limit: pick('quota')!, windowMs: (pick('windowSecs') ?? 60) * 1000 },
-        explicit: { concurrency: scope.concurrency !== undefined, delay: scope.delaySecs !== undefined },
-    };
 }
