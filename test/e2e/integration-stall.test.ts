@@ -90,6 +90,5 @@ describe('a host that answers 429 to everything', () => {
         const outcome = await run.outcome;
         expect(outcome.error).toBeUndefined();
         expect(run.settled).toBe(true);
-        throttler.clearWake();
     });
 });

@@ -14,6 +14,7 @@ import {
     mergeLearnedRates,
     parseLearnedRates,
 } from '../../packages/throttling/src/persistence/learned-rate-record';
+import { nextReadyAt } from '../helpers/next-ready-at';
 
 const STORE = 'crawlee-throttling-learned-rates';
 const DAY_MS = 24 * 3600 * 1000;
@@ -62,7 +63,7 @@ async function crawl(
     for (let guard = 0; guard < 100_000 && done < site.pages; guard++) {
         const request = await manager.fetchNextRequest();
         if (!request) {
-            clock.set(Math.max(manager.nextReadyAt() ?? clock.now() + 1, clock.now()));
+            clock.set(Math.max((await nextReadyAt(manager)) ?? clock.now() + 1, clock.now()));
             continue;
         }
         const now = clock.now();

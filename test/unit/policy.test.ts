@@ -10,6 +10,7 @@ import {
 import type { ThrottlingRequestManagerOptions } from '../../packages/throttling/src';
 import { DomainState } from '../../packages/throttling/src/pacing/domain-state';
 import { memoryConfig } from '../helpers/storage';
+import { nextReadyAt } from '../helpers/next-ready-at';
 
 function setup(options: Partial<ThrottlingRequestManagerOptions> = {}) {
     const clock = new ManualClock();
@@ -37,7 +38,7 @@ async function dispatchTimes(
             if (handle) await manager.markRequestHandled(r);
             continue;
         }
-        const next = manager.nextReadyAt();
+        const next = await nextReadyAt(manager);
         if (next === undefined) break;
         clock.set(Math.max(next, clock.now()));
     }

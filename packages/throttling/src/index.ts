@@ -32,7 +32,7 @@ export type { DomainStateStore } from './pacing/domain-state-store';
 export { InMemoryDomainStateStore } from './pacing/domain-state-store';
 
 // ---- What the manager answers and emits ----
-export type { PacingSignal, UrlLessPacingSignal, PacingScope } from './integration/scoped-signal';
+export type { PacingSignal, UrlLessPacingSignal, PacingScope } from './orchestration/scoped-signal';
 export type { Readiness, ReadinessOf, DomainSnapshot } from './readiness/readiness';
 export type { IntervalReason } from './pacing/domain-state-types';
 export type { DomainStatistics } from './readiness/statistics';
