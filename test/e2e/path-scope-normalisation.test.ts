@@ -6,7 +6,7 @@
 import type { Request } from '@crawlee/core';
 import { HttpCrawler } from '@crawlee/http';
 
-import { ManualClock, ThrottlingRequestManager } from '../../packages/throttling/src';
+import { ManualClock, ThrottlingRequestManager } from 'crawlee-throttling';
 import type { TestServer } from '../helpers/servers';
 import { startServer } from '../helpers/servers';
 import { memoryConfig } from '../helpers/storage';

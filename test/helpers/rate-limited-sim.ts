@@ -1,7 +1,7 @@
 import type { Request } from '@crawlee/core';
 
-import { ManualClock, RequestThrottledError, ThrottlingRequestManager } from '../../packages/throttling/src';
-import type { ThrottlingRequestManagerOptions } from '../../packages/throttling/src';
+import { ManualClock, RequestThrottledError, ThrottlingRequestManager } from 'crawlee-throttling';
+import type { ThrottlingRequestManagerOptions } from 'crawlee-throttling';
 import { memoryConfig } from './storage';
 import { oracleScope, SiteModel } from './sim-limiters';
 import type { SimAnswer, SimSite } from './sim-limiters';

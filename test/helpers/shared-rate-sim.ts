@@ -1,7 +1,7 @@
 import type { Request } from '@crawlee/core';
 
-import { ManualClock, RequestThrottledError, ThrottlingRequestManager } from '../../packages/throttling/src';
-import type { SharedDomainClock, ThrottlingRequestManagerOptions } from '../../packages/throttling/src';
+import { ManualClock, RequestThrottledError, ThrottlingRequestManager } from 'crawlee-throttling';
+import type { SharedDomainClock, ThrottlingRequestManagerOptions } from 'crawlee-throttling';
 import { TokenBucket } from '../../packages/polite-web/src/token-bucket';
 import { retryAfterValue } from '../../packages/polite-web/src/retry-after';
 import { memoryConfig } from './storage';

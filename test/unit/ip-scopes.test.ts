@@ -6,8 +6,8 @@
 import type { Request } from '@crawlee/core';
 import { log } from '@crawlee/core';
 
-import { ManualClock, ThrottlingOptionsError, ThrottlingRequestManager } from '../../packages/throttling/src';
-import type { ThrottlingRequestManagerOptions } from '../../packages/throttling/src';
+import { ManualClock, ThrottlingOptionsError, ThrottlingRequestManager } from 'crawlee-throttling';
+import type { ThrottlingRequestManagerOptions } from 'crawlee-throttling';
 import { canonicalAddress, parseIpScopeKey, pickAddress } from '../../packages/throttling/src/ip/ip-address';
 import type { DnsApi, ResolvedAddresses } from '../../packages/throttling/src/ip/ip-resolver';
 import { createSystemIpResolver, LOOKUP_TTL_SECS } from '../../packages/throttling/src/ip/ip-resolver';

@@ -7,8 +7,8 @@ import {
     ThrottledDomainLimitError,
     ThrottlingOptionsError,
     ThrottlingRequestManager,
-} from '../../packages/throttling/src';
-import type { ThrottlingRequestManagerOptions } from '../../packages/throttling/src';
+} from 'crawlee-throttling';
+import type { ThrottlingRequestManagerOptions } from 'crawlee-throttling';
 import { DomainRequestQueue } from '../../packages/throttling/src/queues/domain-request-queue';
 import { memoryConfig } from '../helpers/storage';
 import { nextReadyAt } from '../helpers/next-ready-at';

@@ -1,5 +1,5 @@
-import { ManualClock, ThrottlingRequestManager } from '../../packages/throttling/src';
-import type { ThrottlingRequestManagerOptions } from '../../packages/throttling/src';
+import { ManualClock, ThrottlingRequestManager } from 'crawlee-throttling';
+import type { ThrottlingRequestManagerOptions } from 'crawlee-throttling';
 import { applyRobotsVerdict } from '../../packages/throttling/src/integration/crawler-integration';
 import { memoryConfig } from '../helpers/storage';
 import { withPort } from '../helpers/throttler-port';

@@ -1,13 +1,8 @@
 import type { Request } from '@crawlee/core';
 import { log } from '@crawlee/core';
 
-import {
-    ManualClock,
-    RequestThrottledError,
-    seededRandom,
-    ThrottlingRequestManager,
-} from '../../packages/throttling/src';
-import type { ThrottlingRequestManagerOptions } from '../../packages/throttling/src';
+import { ManualClock, RequestThrottledError, seededRandom, ThrottlingRequestManager } from 'crawlee-throttling';
+import type { ThrottlingRequestManagerOptions } from 'crawlee-throttling';
 import { DomainState } from '../../packages/throttling/src/pacing/domain-state';
 import { memoryConfig } from '../helpers/storage';
 import { nextReadyAt } from '../helpers/next-ready-at';

@@ -1,8 +1,8 @@
 import type { Request } from '@crawlee/core';
 import { getDomain } from 'tldts';
 
-import { ManualClock, RequestThrottledError, ThrottlingRequestManager } from '../../packages/throttling/src';
-import type { ThrottlingRequestManagerOptions } from '../../packages/throttling/src';
+import { ManualClock, RequestThrottledError, ThrottlingRequestManager } from 'crawlee-throttling';
+import type { ThrottlingRequestManagerOptions } from 'crawlee-throttling';
 import { memoryConfig } from '../helpers/storage';
 import { nextReadyAt } from '../helpers/next-ready-at';
 

@@ -4,10 +4,9 @@
  */
 import type { Configuration, IRequestManager, Request } from '@crawlee/core';
 
-import type { SharedDomainClock, ThrottlingRequestManagerOptions } from '../../packages/throttling/src';
-import type { MaybePromise } from '../../packages/throttling/src/core/maybe-promise';
-import type { SharedReservation } from '../../packages/throttling/src/core/shared-domain-clock';
-import { InMemoryDomainStateStore, ManualClock, ThrottlingRequestManager } from '../../packages/throttling/src';
+import type { SharedDomainClock, ThrottlingRequestManagerOptions } from 'crawlee-throttling';
+import type { MaybePromise, SharedReservation } from 'crawlee-throttling/types';
+import { InMemoryDomainStateStore, ManualClock, ThrottlingRequestManager } from 'crawlee-throttling';
 import { DomainQueue } from '../../packages/throttling/src/core/domain-queue';
 import { SharedClockSync } from '../../packages/throttling/src/shared-clock/shared-clock-sync';
 import { SharedClockFailures } from '../../packages/throttling/src/shared-clock/shared-clock-failures';

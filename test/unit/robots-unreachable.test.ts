@@ -6,12 +6,10 @@
 import type { Request } from '@crawlee/core';
 import { log, LogLevel } from '@crawlee/core';
 
-import type { RobotsFetcher, ThrottlingRequestManagerOptions } from '../../packages/throttling/src';
-import { ManualClock, RobotsUnreachableError, ThrottlingRequestManager } from '../../packages/throttling/src';
-import type { RobotsFetchResult } from '../../packages/throttling/src/robots/robots-crawl-delay';
+import type { ThrottlingRequestManagerOptions } from 'crawlee-throttling';
+import type { AttachableCrawler, NavigationContext, RobotsFetcher, RobotsFetchResult } from 'crawlee-throttling/types';
+import { ManualClock, RobotsUnreachableError, ThrottlingRequestManager } from 'crawlee-throttling';
 import { RobotsCrawlDelayCache } from '../../packages/throttling/src/robots/robots-crawl-delay';
-import type { AttachableCrawler } from '../../packages/throttling/src/integration/crawler-integration';
-import type { NavigationContext } from '../../packages/throttling/src/orchestration/response-interpreter';
 import { robotsReadFailure } from '../../packages/throttling/src/robots/robots-crawl-delay';
 import { decideRobotsFailure } from '../../packages/throttling/src/robots/robots-failure';
 import { memoryConfig } from '../helpers/storage';

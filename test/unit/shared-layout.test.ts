@@ -2,8 +2,8 @@ import type { Request, RequestQueue } from '@crawlee/core';
 import { Configuration, KeyValueStore } from '@crawlee/core';
 import { MemoryStorage } from '@crawlee/memory-storage';
 
-import { ManualClock, ThrottlingOptionsError, ThrottlingRequestManager } from '../../packages/throttling/src';
-import type { ThrottlingRequestManagerOptions } from '../../packages/throttling/src';
+import { ManualClock, ThrottlingOptionsError, ThrottlingRequestManager } from 'crawlee-throttling';
+import type { ThrottlingRequestManagerOptions } from 'crawlee-throttling';
 import { DomainRequestQueue } from '../../packages/throttling/src/queues/domain-request-queue';
 import { memoryConfig } from '../helpers/storage';
 import { withPort } from '../helpers/throttler-port';

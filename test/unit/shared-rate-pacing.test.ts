@@ -5,13 +5,8 @@ import { join } from 'node:path';
 import { log } from '@crawlee/core';
 import type { Request } from '@crawlee/core';
 
-import {
-    FileDomainClock,
-    ManualClock,
-    RequestThrottledError,
-    ThrottlingRequestManager,
-} from '../../packages/throttling/src';
-import type { SharedDomainClock } from '../../packages/throttling/src';
+import { FileDomainClock, ManualClock, RequestThrottledError, ThrottlingRequestManager } from 'crawlee-throttling';
+import type { SharedDomainClock } from 'crawlee-throttling';
 import { PaceLearner } from '../../packages/throttling/src/pacing/pace-learner';
 import { DomainState } from '../../packages/throttling/src/pacing/domain-state';
 import { UNLIMITED } from '../../packages/throttling/src/pacing/domain-state-types';

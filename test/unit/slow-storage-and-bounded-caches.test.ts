@@ -3,8 +3,8 @@
  */
 import type { Configuration, IRequestManager } from '@crawlee/core';
 
-import type { ThrottlingRequestManagerOptions } from '../../packages/throttling/src';
-import { ManualClock, ThrottlingRequestManager } from '../../packages/throttling/src';
+import type { ThrottlingRequestManagerOptions } from 'crawlee-throttling';
+import { ManualClock, ThrottlingRequestManager } from 'crawlee-throttling';
 import { assemble } from '../../packages/throttling/src/orchestration/assemble';
 import { resolveThrottlingOptions } from '../../packages/throttling/src/options/resolve-options';
 import { MAX_DECLARED_ORIGINS_PER_KEY } from '../../packages/throttling/src/dispatch/pacing-recorder';
