@@ -12,6 +12,7 @@ const shared = {
     moduleNameMapper: {
         '^crawlee-throttling$': '<rootDir>/packages/throttling/src/index.ts',
         '^crawlee-throttling/redis$': '<rootDir>/packages/throttling/src/redis.ts',
+        '^crawlee-throttling/types$': '<rootDir>/packages/throttling/src/types.ts',
         '^@crawlee-throttling/polite-web$': '<rootDir>/packages/polite-web/src/index.ts',
         '^@crawlee-throttling/crawler-processes$': '<rootDir>/packages/crawler-processes/src/index.ts',
     },

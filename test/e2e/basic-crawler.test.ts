@@ -1,6 +1,6 @@
 import { BasicCrawler } from '@crawlee/basic';
 
-import { ThrottlingRequestManager } from '../../packages/throttling/src';
+import { ThrottlingRequestManager } from 'crawlee-throttling';
 import { memoryConfig } from '../helpers/storage';
 
 describe('a real BasicCrawler over the manager (no HTTP)', () => {

@@ -7,7 +7,7 @@ import type { AddressInfo } from 'node:net';
 
 import { HttpCrawler } from '@crawlee/http';
 
-import { DomainUnreachableError, ThrottlingRequestManager } from '../../packages/throttling/src';
+import { DomainUnreachableError, ThrottlingRequestManager } from 'crawlee-throttling';
 import { memoryConfig } from '../helpers/storage';
 
 /** A port that refuses connections: bound once to learn a free one, then closed. */

@@ -7,8 +7,8 @@ import { HttpCrawler } from '@crawlee/http';
 import { startPoliteWeb } from '@crawlee-throttling/polite-web';
 import type { PoliteWeb } from '@crawlee-throttling/polite-web';
 
-import type { ThrottlingEvents } from '../../packages/throttling/src';
-import { PersistentRateLimitError, ThrottlingRequestManager } from '../../packages/throttling/src';
+import type { ThrottlingEvents } from 'crawlee-throttling';
+import { PersistentRateLimitError, ThrottlingRequestManager } from 'crawlee-throttling';
 import { memoryConfig } from '../helpers/storage';
 
 type Seen = { [K in keyof ThrottlingEvents]: ThrottlingEvents[K][] };

@@ -8,8 +8,8 @@ import { HttpCrawler } from '@crawlee/http';
 import { startPoliteWeb } from '@crawlee-throttling/polite-web';
 import type { PoliteWeb } from '@crawlee-throttling/polite-web';
 
-import type { ThrottlingRequestManagerOptions } from '../../packages/throttling/src';
-import { ThrottlingRequestManager } from '../../packages/throttling/src';
+import type { ThrottlingRequestManagerOptions } from 'crawlee-throttling';
+import { ThrottlingRequestManager } from 'crawlee-throttling';
 import { memoryConfig } from '../helpers/storage';
 
 describe('Crawl-delay above maxCrawlDelaySecs', () => {

@@ -3,8 +3,8 @@ import type http from 'node:http';
 import { log, LogLevel } from '@crawlee/core';
 import { HttpCrawler } from '@crawlee/http';
 
-import type { SharedDomainClock, ThrottlingRequestManagerOptions } from '../../packages/throttling/src';
-import { ThrottlingRequestManager } from '../../packages/throttling/src';
+import type { SharedDomainClock, ThrottlingRequestManagerOptions } from 'crawlee-throttling';
+import { ThrottlingRequestManager } from 'crawlee-throttling';
 import type { QueueFault, RawServer } from '../helpers/faults';
 import { answerPage, faultyOpener, startRawServer, within } from '../helpers/faults';
 import { memoryConfig } from '../helpers/storage';

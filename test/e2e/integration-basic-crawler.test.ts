@@ -2,7 +2,7 @@ import { BasicCrawler } from '@crawlee/basic';
 import { log, LogLevel } from '@crawlee/core';
 import { HttpCrawler } from '@crawlee/http';
 
-import { ThrottlingOptionsError, ThrottlingRequestManager } from '../../packages/throttling/src';
+import { ThrottlingOptionsError, ThrottlingRequestManager } from 'crawlee-throttling';
 import type { TestServer } from '../helpers/servers';
 import { refuseEverySecond, retriesAfterRefusals, startServer } from '../helpers/servers';
 import { memoryConfig } from '../helpers/storage';

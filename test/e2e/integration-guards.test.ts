@@ -1,7 +1,7 @@
 import { log, LogLevel } from '@crawlee/core';
 import { HttpCrawler } from '@crawlee/http';
 
-import { ThrottlingOptionsError, ThrottlingRequestManager } from '../../packages/throttling/src';
+import { ThrottlingOptionsError, ThrottlingRequestManager } from 'crawlee-throttling';
 import type { TestServer } from '../helpers/servers';
 import { refuseFirstPerPath, startServer } from '../helpers/servers';
 import { memoryConfig } from '../helpers/storage';

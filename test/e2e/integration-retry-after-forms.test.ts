@@ -3,7 +3,7 @@ import type { OutgoingHttpHeaders } from 'node:http';
 import { log, LogLevel } from '@crawlee/core';
 import { HttpCrawler } from '@crawlee/http';
 
-import { ThrottlingRequestManager } from '../../packages/throttling/src';
+import { ThrottlingRequestManager } from 'crawlee-throttling';
 import type { TestServer } from '../helpers/servers';
 import { refuseFirstPerPath, retriesAfterRefusals, startServer } from '../helpers/servers';
 import { memoryConfig } from '../helpers/storage';

@@ -1,8 +1,8 @@
 import { log, LogLevel } from '@crawlee/core';
 import { HttpCrawler } from '@crawlee/http';
 
-import type { ThrottlingRequestManagerOptions } from '../../packages/throttling/src';
-import { ThrottlingRequestManager } from '../../packages/throttling/src';
+import type { ThrottlingRequestManagerOptions } from 'crawlee-throttling';
+import { ThrottlingRequestManager } from 'crawlee-throttling';
 import type { Reply, TestServer } from '../helpers/servers';
 import { startServer } from '../helpers/servers';
 import { memoryConfig } from '../helpers/storage';

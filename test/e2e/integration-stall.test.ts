@@ -1,7 +1,7 @@
 import { log, LogLevel } from '@crawlee/core';
 import { HttpCrawler } from '@crawlee/http';
 
-import { PersistentRateLimitError, ThrottlingRequestManager } from '../../packages/throttling/src';
+import { PersistentRateLimitError, ThrottlingRequestManager } from 'crawlee-throttling';
 import type { TestServer } from '../helpers/servers';
 import { startServer, watchSettlement } from '../helpers/servers';
 import { memoryConfig } from '../helpers/storage';
@@ -90,6 +90,5 @@ describe('a host that answers 429 to everything', () => {
         const outcome = await run.outcome;
         expect(outcome.error).toBeUndefined();
         expect(run.settled).toBe(true);
-        throttler.clearWake();
     });
 });

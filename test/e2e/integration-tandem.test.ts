@@ -2,7 +2,7 @@ import type { IRequestManager } from '@crawlee/core';
 import { log, LogLevel, RequestList, RequestManagerTandem } from '@crawlee/core';
 import { HttpCrawler } from '@crawlee/http';
 
-import { PersistentRateLimitError, ThrottlingRequestManager } from '../../packages/throttling/src';
+import { PersistentRateLimitError, ThrottlingRequestManager } from 'crawlee-throttling';
 import type { TestServer } from '../helpers/servers';
 import { maxInWindow, refuseEverySecond, retriesAfterRefusals, startServer } from '../helpers/servers';
 import { memoryConfig } from '../helpers/storage';

@@ -14,8 +14,8 @@ import { MemoryStorage } from '@crawlee/memory-storage';
 import { startPoliteWeb } from '@crawlee-throttling/polite-web';
 import type { PoliteWeb } from '@crawlee-throttling/polite-web';
 
-import { ThrottlingRequestManager } from '../../packages/throttling/src';
-import type { ThrottlingRequestManagerOptions } from '../../packages/throttling/src';
+import { ThrottlingRequestManager } from 'crawlee-throttling';
+import type { ThrottlingRequestManagerOptions } from 'crawlee-throttling';
 
 const HOST = 'learn.example';
 const PAGES = 20;

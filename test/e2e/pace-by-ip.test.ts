@@ -11,8 +11,8 @@ import { HttpCrawler } from '@crawlee/http';
 import { startPoliteWeb } from '@crawlee-throttling/polite-web';
 import type { PoliteWeb } from '@crawlee-throttling/polite-web';
 
-import { ThrottlingRequestManager } from '../../packages/throttling/src';
-import type { ThrottlingRequestManagerOptions } from '../../packages/throttling/src';
+import { ThrottlingRequestManager } from 'crawlee-throttling';
+import type { ThrottlingRequestManagerOptions } from 'crawlee-throttling';
 import { memoryConfig } from '../helpers/storage';
 
 const HOSTS = ['localhost', '127.0.0.1'];

@@ -42,6 +42,28 @@ describe('crawlee-throttling as published', () => {
     });
 });
 
+describe('crawlee-throttling/types as published', () => {
+    test('resolves from require and import, with declarations, and carries no values', () => {
+        const cjs = execFileSync(
+            process.execPath,
+            ['-e', `console.log(JSON.stringify(Object.keys(require('crawlee-throttling/types'))))`],
+            { encoding: 'utf8', cwd: pkg },
+        );
+        expect(JSON.parse(cjs.trim())).toEqual([]);
+        expect(existsSync(join(pkg, 'dist/types.d.ts'))).toBe(true);
+        const esm = execFileSync(
+            process.execPath,
+            [
+                '--input-type=module',
+                '-e',
+                `import * as t from ${JSON.stringify(join(pkg, 'dist/types.mjs'))}; console.log(Object.keys(t).join(','))`,
+            ],
+            { encoding: 'utf8', env: { ...process.env, NODE_OPTIONS: '' } },
+        );
+        expect(esm.trim()).toBe('default');
+    });
+});
+
 describe('crawlee-throttling/redis as published', () => {
     // A copy of the built package where ioredis cannot be found: Node resolves bare names from the
     // package's own folder upwards, so a copy outside the repository sees no node_modules/ioredis.

@@ -6,10 +6,11 @@
 import type { Request } from '@crawlee/core';
 import { HttpCrawler } from '@crawlee/http';
 
-import { ManualClock, ThrottlingRequestManager } from '../../packages/throttling/src';
+import { ManualClock, ThrottlingRequestManager } from 'crawlee-throttling';
 import type { TestServer } from '../helpers/servers';
 import { startServer } from '../helpers/servers';
 import { memoryConfig } from '../helpers/storage';
+import { nextReadyAt } from '../helpers/next-ready-at';
 
 const SCOPE_DELAY_MS = 400;
 
@@ -56,7 +57,7 @@ describe('endpoint scopes hold every spelling of their path', () => {
                 await manager.markRequestHandled(request);
                 continue;
             }
-            const next = manager.nextReadyAt();
+            const next = await nextReadyAt(manager);
             if (next === undefined) break;
             clock.set(Math.max(next, clock.now()));
         }

@@ -10,7 +10,7 @@ import { setTimeout as sleep } from 'node:timers/promises';
 import { Configuration, log } from '@crawlee/core';
 import { MemoryStorage } from '@crawlee/memory-storage';
 
-import { ManualClock, ThrottlingRequestManager } from '../../packages/throttling/src';
+import { ManualClock, ThrottlingRequestManager } from 'crawlee-throttling';
 
 const LOCK_SECS = 1;
 const T0 = Date.UTC(2026, 0, 1);

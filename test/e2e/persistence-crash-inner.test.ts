@@ -13,7 +13,7 @@ import { tmpdir } from 'node:os';
 import { join, resolve } from 'node:path';
 import { setTimeout as sleep } from 'node:timers/promises';
 
-import { seededRandom } from '../../packages/throttling/src';
+import { seededRandom } from 'crawlee-throttling';
 import type { CrashRunResult, Kill } from '../helpers/crash-runs';
 import { crashAndResume } from '../helpers/crash-runs';
 import type { TestServer } from '../helpers/servers';

@@ -17,7 +17,7 @@ import { setTimeout as sleep } from 'node:timers/promises';
 import { Configuration, Request } from '@crawlee/core';
 import { MemoryStorage } from '@crawlee/memory-storage';
 
-import { seededRandom, ThrottlingRequestManager } from '../../packages/throttling/src';
+import { seededRandom, ThrottlingRequestManager } from 'crawlee-throttling';
 import type { CrashRunResult, Kill } from '../helpers/crash-runs';
 import { crashAndResume } from '../helpers/crash-runs';
 import type { TestServer } from '../helpers/servers';

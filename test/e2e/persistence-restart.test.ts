@@ -11,8 +11,8 @@ import type { Request } from '@crawlee/core';
 import { Configuration } from '@crawlee/core';
 import { MemoryStorage } from '@crawlee/memory-storage';
 
-import { ManualClock, ThrottlingRequestManager } from '../../packages/throttling/src';
-import type { ThrottlingRequestManagerOptions } from '../../packages/throttling/src';
+import { ManualClock, ThrottlingRequestManager } from 'crawlee-throttling';
+import type { ThrottlingRequestManagerOptions } from 'crawlee-throttling';
 import { QueueNamespace } from '../../packages/throttling/src/queues/queue-namespace';
 
 // Crawlee's v2 queue locks up to 25 requests of a queue on its first fetch, for `requestLockSecs`

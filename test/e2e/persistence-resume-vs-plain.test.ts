@@ -9,7 +9,7 @@ import { join, resolve } from 'node:path';
 import { existsSync } from 'node:fs';
 import { setTimeout as sleep } from 'node:timers/promises';
 
-import { seededRandom } from '../../packages/throttling/src';
+import { seededRandom } from 'crawlee-throttling';
 import type { CrashRunResult, Kill } from '../helpers/crash-runs';
 import { crashAndResume } from '../helpers/crash-runs';
 import type { TestServer } from '../helpers/servers';

@@ -8,7 +8,7 @@ import type { AddressInfo } from 'node:net';
 
 import { HttpCrawler } from '@crawlee/http';
 
-import { ThrottlingRequestManager } from '../../packages/throttling/src';
+import { ThrottlingRequestManager } from 'crawlee-throttling';
 import { memoryConfig } from '../helpers/storage';
 
 async function listen(server: Server): Promise<number> {

@@ -5,10 +5,10 @@ import zlib from 'node:zlib';
 import { GotScrapingHttpClient } from '@crawlee/core';
 import { HttpCrawler } from '@crawlee/http';
 
-import { ThrottlingRequestManager } from '../../packages/throttling/src';
+import { ThrottlingRequestManager } from 'crawlee-throttling';
 
 import { robotsFetcherOf } from '../../packages/throttling/src/integration/crawler-integration';
-import type { RobotsFetcher } from '../../packages/throttling/src/options/robots-fetcher';
+import type { RobotsFetcher } from 'crawlee-throttling/types';
 import {
     fetchRobotsTxtWithGotScraping,
     ROBOTS_TXT_MAX_BYTES,

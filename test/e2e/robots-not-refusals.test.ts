@@ -8,7 +8,7 @@
 import { BasicCrawler } from '@crawlee/basic';
 import { log } from '@crawlee/core';
 
-import { ThrottlingRequestManager } from '../../packages/throttling/src';
+import { ThrottlingRequestManager } from 'crawlee-throttling';
 import type { RawServer } from '../helpers/faults';
 import { answerPage, startRawServer } from '../helpers/faults';
 import { memoryConfig } from '../helpers/storage';

@@ -1,6 +1,6 @@
 import { HttpCrawler } from '@crawlee/http';
 
-import { ThrottlingRequestManager } from '../../packages/throttling/src';
+import { ThrottlingRequestManager } from 'crawlee-throttling';
 import { memoryConfig } from '../helpers/storage';
 import type { TestServer } from '../helpers/servers';
 import { startServer } from '../helpers/servers';

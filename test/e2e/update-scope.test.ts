@@ -7,7 +7,7 @@ import { HttpCrawler } from '@crawlee/http';
 import { startPoliteWeb } from '@crawlee-throttling/polite-web';
 import type { PoliteWeb } from '@crawlee-throttling/polite-web';
 
-import { ManualClock, ThrottlingOptionsError, ThrottlingRequestManager } from '../../packages/throttling/src';
+import { ManualClock, ThrottlingOptionsError, ThrottlingRequestManager } from 'crawlee-throttling';
 import { memoryConfig } from '../helpers/storage';
 
 describe('updateScope()', () => {

@@ -1,10 +1,11 @@
 import type { Request } from '@crawlee/core';
 
-import { ManualClock, RequestThrottledError, ThrottlingRequestManager } from '../../packages/throttling/src';
-import type { ThrottlingRequestManagerOptions } from '../../packages/throttling/src';
+import { ManualClock, RequestThrottledError, ThrottlingRequestManager } from 'crawlee-throttling';
+import type { ThrottlingRequestManagerOptions } from 'crawlee-throttling';
 import { memoryConfig } from './storage';
 import { oracleScope, SiteModel } from './sim-limiters';
 import type { SimAnswer, SimSite } from './sim-limiters';
+import { nextReadyAt } from './next-ready-at';
 
 export type { SimLimiter, SimSite } from './sim-limiters';
 export { asRealLimiter, oracleScope, SiteModel } from './sim-limiters';
@@ -84,7 +85,7 @@ export async function simulateCrawl(
             hostInFlight.set(host, Math.max(hostInFlight.get(host)!, here));
         }
         onStep?.(manager, clock.now());
-        const next = Math.min(...inFlight.map((f) => f.doneAt), manager.nextReadyAt() ?? Infinity);
+        const next = Math.min(...inFlight.map((f) => f.doneAt), (await nextReadyAt(manager)) ?? Infinity);
         if (!Number.isFinite(next)) throw new Error(`simulation stuck at ${done}/${total}`);
         clock.set(Math.max(clock.now(), next));
         for (const f of inFlight.filter((x) => x.doneAt <= clock.now())) {

@@ -2,7 +2,7 @@ import { log, LogLevel, ProxyConfiguration, RequestQueue } from '@crawlee/core';
 import { HttpCrawler } from '@crawlee/http';
 import { type LogEntry, type PoliteWeb, type SiteOptions, startPoliteWeb } from '@crawlee-throttling/polite-web';
 
-import { ThrottlingRequestManager } from '../../packages/throttling/src';
+import { ThrottlingRequestManager } from 'crawlee-throttling';
 import { findBinary, MissingLimiterBinaryError } from '../../packages/bench/src/limiters/find-binary';
 import {
     binaryOf,

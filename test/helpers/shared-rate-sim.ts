@@ -1,10 +1,11 @@
 import type { Request } from '@crawlee/core';
 
-import { ManualClock, RequestThrottledError, ThrottlingRequestManager } from '../../packages/throttling/src';
-import type { SharedDomainClock, ThrottlingRequestManagerOptions } from '../../packages/throttling/src';
+import { ManualClock, RequestThrottledError, ThrottlingRequestManager } from 'crawlee-throttling';
+import type { SharedDomainClock, ThrottlingRequestManagerOptions } from 'crawlee-throttling';
 import { TokenBucket } from '../../packages/polite-web/src/token-bucket';
 import { retryAfterValue } from '../../packages/polite-web/src/retry-after';
 import { memoryConfig } from './storage';
+import { nextReadyAt } from './next-ready-at';
 
 export const SIM_START = 1_780_000_000_000;
 export const SIM_HOST = 'shop.example';
@@ -96,7 +97,7 @@ export async function simulateSharedCrawl(settings: {
                 inFlight.push(arrive(p, request, clock.now()));
             }
         }
-        const readyAt = managers.map((m) => m.nextReadyAt() ?? Infinity);
+        const readyAt = await Promise.all(managers.map(async (m) => (await nextReadyAt(m)) ?? Infinity));
         const next = Math.min(...inFlight.map((f) => f.doneAt), ...readyAt);
         if (!Number.isFinite(next)) throw new Error(`simulation stuck at ${handled.join('/')}`);
         clock.set(Math.max(clock.now() + 1, next));

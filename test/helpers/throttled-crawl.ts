@@ -1,7 +1,7 @@
 import type { BasicCrawler } from '@crawlee/basic';
 import type { Configuration } from '@crawlee/core';
 
-import { ThrottlingRequestManager } from '../../packages/throttling/src';
+import { ThrottlingRequestManager } from 'crawlee-throttling';
 import { memoryConfig } from './storage';
 
 export type CrawlerFactory = (options: any, config: Configuration) => BasicCrawler<any>;

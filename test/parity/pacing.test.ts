@@ -17,6 +17,7 @@ import {
 import type { ThrottlingRequestManagerOptions } from 'crawlee-throttling';
 
 import { memoryConfig } from '../helpers/storage';
+import { nextReadyAt } from '../helpers/next-ready-at';
 
 const T0 = Date.UTC(2026, 0, 1);
 
@@ -232,7 +233,7 @@ describe('parity: requests held by inner', () => {
 describe('parity: stall detection (the six cases of upstream)', () => {
     async function refuse(manager: ThrottlingRequestManager, clock: ManualClock, times: number) {
         for (let i = 0; i < times; i++) {
-            clock.set(Math.max(clock.now(), manager.nextReadyAt() ?? clock.now()));
+            clock.set(Math.max(clock.now(), (await nextReadyAt(manager)) ?? clock.now()));
             const r = (await manager.fetchNextRequest())!;
             manager.recordPacingSignal({ reason: 'rateLimited', url: r.url });
             await manager.reclaimRequest(r);
@@ -257,7 +258,7 @@ describe('parity: stall detection (the six cases of upstream)', () => {
         const { manager, clock } = stallSetup();
         await manager.addRequestsBatched(['https://a.com/1', 'https://a.com/2'], { waitForAllRequestsToBeAdded: true });
         await refuse(manager, clock, 4);
-        clock.set(manager.nextReadyAt()!);
+        clock.set((await nextReadyAt(manager))!);
         await manager.markRequestHandled((await manager.fetchNextRequest())!);
         clock.advance(3_500);
         expect((await manager.readiness()).status).not.toBe('stalled');
@@ -267,7 +268,7 @@ describe('parity: stall detection (the six cases of upstream)', () => {
         const { manager, clock } = stallSetup();
         await manager.addRequest({ url: 'https://a.com/1' });
         await refuse(manager, clock, 4);
-        clock.set(manager.nextReadyAt()!);
+        clock.set((await nextReadyAt(manager))!);
         const r = (await manager.fetchNextRequest())!;
         manager.recordPacingSignal({ reason: 'rateLimited', url: r.url });
         r.pushErrorMessage(new Error('gave up'));

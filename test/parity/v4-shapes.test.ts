@@ -9,6 +9,7 @@ import { ManualClock, ThrottlingOptionsError, ThrottlingRequestManager } from 'c
 import type { ThrottlingRequestManagerOptions } from 'crawlee-throttling';
 
 import { memoryConfig } from '../helpers/storage';
+import { nextReadyAt } from '../helpers/next-ready-at';
 
 function setup(options: Partial<ThrottlingRequestManagerOptions> = {}) {
     const clock = new ManualClock(Date.UTC(2026, 0, 1));
@@ -35,7 +36,7 @@ describe('parity: v4 readiness', () => {
         const { manager, clock } = setup({ maxDomainStallSecs: 2, baseDelaySecs: 1 });
         await manager.addRequest({ url: 'https://a.com/1' });
         for (let i = 0; i < 4; i++) {
-            clock.set(manager.nextReadyAt() ?? clock.now());
+            clock.set((await nextReadyAt(manager)) ?? clock.now());
             const r = (await manager.fetchNextRequest())!;
             manager.recordPacingSignal({ reason: 'rateLimited', url: r.url });
             await manager.reclaimRequest(r);

@@ -3,7 +3,7 @@
  * host over time, and what each site accepted.
  */
 import type { SiteOptions } from '../../packages/polite-web/src';
-import type { ThrottlingRequestManager } from '../../packages/throttling/src';
+import type { ThrottlingRequestManager } from 'crawlee-throttling';
 
 /** A rate (req/s) from epoch ms `at` on. */
 export interface RatePoint {

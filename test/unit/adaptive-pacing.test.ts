@@ -1,6 +1,6 @@
 import type { RefusalOptions, SiteOptions } from '../../packages/polite-web/src';
-import { ThrottlingRequestManager } from '../../packages/throttling/src';
-import type { ThrottlingRequestManagerOptions } from '../../packages/throttling/src';
+import { ThrottlingRequestManager } from 'crawlee-throttling';
+import type { ThrottlingRequestManagerOptions } from 'crawlee-throttling';
 import { PaceLearner } from '../../packages/throttling/src/pacing/pace-learner';
 import { DomainState } from '../../packages/throttling/src/pacing/domain-state';
 import { UNLIMITED } from '../../packages/throttling/src/pacing/domain-state-types';

@@ -1,10 +1,10 @@
-import { PersistentRateLimitError } from '../../packages/throttling/src/core/errors';
+import { PersistentRateLimitError } from 'crawlee-throttling';
 import { ThrottlingEventEmitter } from '../../packages/throttling/src/core/throttling-events';
 import type { WakeSignal } from '../../packages/throttling/src/readiness/wake-signal';
 import type { StatePersister } from '../../packages/throttling/src/persistence/state-persister';
 import { CrawlEnd } from '../../packages/throttling/src/readiness/crawl-end';
 import type { DomainReport } from '../../packages/throttling/src/readiness/domain-report';
-import type { Readiness } from '../../packages/throttling/src/readiness/readiness';
+import type { Readiness } from 'crawlee-throttling';
 import { readinessOf } from '../../packages/throttling/src/readiness/readiness';
 
 function crawlEnd() {

@@ -7,7 +7,7 @@ import { Session, SessionPool } from '@crawlee/core';
 import { BasicCrawler } from '@crawlee/basic';
 import { CrawleeShapeError, ManualClock, ThrottlingRequestManager } from 'crawlee-throttling';
 
-import type { AttachableCrawler } from '../../packages/throttling/src/integration/crawler-integration';
+import type { AttachableCrawler } from 'crawlee-throttling/types';
 import { assertPatchable, installedCrawleeVersion } from '../../packages/throttling/src/core/crawlee-shape';
 import { spareSessionOnce } from '../../packages/throttling/src/orchestration/response-interpreter';
 import { memoryConfig } from '../helpers/storage';

@@ -7,7 +7,7 @@ import {
     normalizeHostname,
     type ThrottleBy,
 } from '../../packages/throttling/src/routing/domain-key';
-import { ThrottlingError } from '../../packages/throttling/src/core/errors';
+import { ThrottlingError } from 'crawlee-throttling';
 
 const MODES: ThrottleBy[] = ['hostname', 'registrableDomain'];
 

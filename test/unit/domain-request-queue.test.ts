@@ -1,6 +1,6 @@
 import { RequestQueue } from '@crawlee/core';
 
-import { ThrottlingRequestManager } from '../../packages/throttling/src';
+import { ThrottlingRequestManager } from 'crawlee-throttling';
 import {
     DOMAIN_QUEUE_DEDUP_SLOTS,
     DomainRequestQueue,

@@ -1,6 +1,6 @@
 import type { Request } from '@crawlee/core';
 
-import { DomainUnreachableError, ManualClock, ThrottlingRequestManager } from '../../packages/throttling/src';
+import { DomainUnreachableError, ManualClock, ThrottlingRequestManager } from 'crawlee-throttling';
 import { memoryConfig } from '../helpers/storage';
 
 const T0 = 1_700_000_000_000;

@@ -2,7 +2,7 @@ import { existsSync, mkdirSync, mkdtempSync, rmSync, utimesSync, writeFileSync }
 import { tmpdir } from 'node:os';
 import { join } from 'node:path';
 
-import { FileDomainClock, ManualClock } from '../../packages/throttling/src';
+import { FileDomainClock, ManualClock } from 'crawlee-throttling';
 import type { LockFs } from '../../packages/throttling/src/shared-clock/lock-file';
 import { LockFile, nodeLockFs } from '../../packages/throttling/src/shared-clock/lock-file';
 

@@ -1,7 +1,7 @@
 import type { Request } from '@crawlee/core';
 import { RequestQueue } from '@crawlee/core';
 
-import { ManualClock } from '../../packages/throttling/src';
+import { ManualClock } from 'crawlee-throttling';
 import { DomainState } from '../../packages/throttling/src/pacing/domain-state';
 import { resolvePolicy } from '../../packages/throttling/src/pacing/policy';
 import { isAtRest } from '../../packages/throttling/src/layout/at-rest';

@@ -6,8 +6,8 @@
 import type { Request } from '@crawlee/core';
 import { log } from '@crawlee/core';
 
-import { ManualClock, ThrottlingOptionsError, ThrottlingRequestManager } from '../../packages/throttling/src';
-import type { ThrottlingRequestManagerOptions } from '../../packages/throttling/src';
+import { ManualClock, ThrottlingOptionsError, ThrottlingRequestManager } from 'crawlee-throttling';
+import type { ThrottlingRequestManagerOptions } from 'crawlee-throttling';
 import { canonicalAddress, parseIpScopeKey, pickAddress } from '../../packages/throttling/src/ip/ip-address';
 import type { DnsApi, ResolvedAddresses } from '../../packages/throttling/src/ip/ip-resolver';
 import { createSystemIpResolver, LOOKUP_TTL_SECS } from '../../packages/throttling/src/ip/ip-resolver';
@@ -19,6 +19,7 @@ import {
 } from '../../packages/throttling/src/ip/ip-scopes';
 import type { DomainQueue } from '../../packages/throttling/src/core/domain-queue';
 import { memoryConfig } from '../helpers/storage';
+import { withPort } from '../helpers/throttler-port';
 
 /** Lets promise callbacks run (a settled fake answer reaches the cache). */
 const flush = () => new Promise<void>((resolve) => setImmediate(resolve));
@@ -396,13 +397,14 @@ describe("the manager with throttleBy: 'ip'", () => {
 
     test('a request whose first answer is still on its way waits; the answer releases it at once', async () => {
         const fake = manualResolver();
-        const { manager } = setup({ ipResolver: fake.resolver });
+        let manager!: ThrottlingRequestManager;
+        const { port } = withPort(() => (manager = setup({ ipResolver: fake.resolver }).manager));
         await manager.addRequest({ url: 'https://a.example/1' });
         await flush();
         expect(fake.asked).toEqual(['a.example']);
         expect(await manager.fetchNextRequest()).toBeNull();
         const woken = jest.fn();
-        manager.onWake(woken);
+        port.onWake(woken);
         await fake.answer({ addresses: ['203.0.113.7'], ttlSecs: 60 });
         expect(woken).toHaveBeenCalled();
         const r = await manager.fetchNextRequest();

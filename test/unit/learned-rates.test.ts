@@ -7,13 +7,14 @@ import type { Request } from '@crawlee/core';
 import { Configuration, KeyValueStore } from '@crawlee/core';
 import { MemoryStorage } from '@crawlee/memory-storage';
 
-import { ManualClock, RequestThrottledError, ThrottlingRequestManager } from '../../packages/throttling/src';
-import type { ThrottlingRequestManagerOptions } from '../../packages/throttling/src';
+import { ManualClock, RequestThrottledError, ThrottlingRequestManager } from 'crawlee-throttling';
+import type { ThrottlingRequestManagerOptions } from 'crawlee-throttling';
 import {
     LEARNED_RATES_KEY,
     mergeLearnedRates,
     parseLearnedRates,
 } from '../../packages/throttling/src/persistence/learned-rate-record';
+import { nextReadyAt } from '../helpers/next-ready-at';
 
 const STORE = 'crawlee-throttling-learned-rates';
 const DAY_MS = 24 * 3600 * 1000;
@@ -62,7 +63,7 @@ async function crawl(
     for (let guard = 0; guard < 100_000 && done < site.pages; guard++) {
         const request = await manager.fetchNextRequest();
         if (!request) {
-            clock.set(Math.max(manager.nextReadyAt() ?? clock.now() + 1, clock.now()));
+            clock.set(Math.max((await nextReadyAt(manager)) ?? clock.now() + 1, clock.now()));
             continue;
         }
         const now = clock.now();

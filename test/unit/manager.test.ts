@@ -7,10 +7,11 @@ import {
     ThrottledDomainLimitError,
     ThrottlingOptionsError,
     ThrottlingRequestManager,
-} from '../../packages/throttling/src';
-import type { ThrottlingRequestManagerOptions } from '../../packages/throttling/src';
+} from 'crawlee-throttling';
+import type { ThrottlingRequestManagerOptions } from 'crawlee-throttling';
 import { DomainRequestQueue } from '../../packages/throttling/src/queues/domain-request-queue';
 import { memoryConfig } from '../helpers/storage';
+import { nextReadyAt } from '../helpers/next-ready-at';
 
 function setup(options: Partial<ThrottlingRequestManagerOptions> = {}) {
     const clock = new ManualClock();
@@ -290,7 +291,7 @@ describe('ThrottlingRequestManager: requests sitting in inner are paced too (api
         for (let guard = 0; guard < 100 && got.length < 10; guard++) {
             const r = await manager.fetchNextRequest();
             if (r) got.push(r);
-            else clock.set(manager.nextReadyAt()!);
+            else clock.set((await nextReadyAt(manager))!);
         }
         expect(got).toHaveLength(10);
         for (const r of got) await manager.markRequestHandled(r);
@@ -374,7 +375,7 @@ describe('ThrottlingRequestManager: stall', () => {
         for (let i = 0; i < rounds; i++) {
             const r = await manager.fetchNextRequest();
             if (!r) {
-                clock.set(manager.nextReadyAt() ?? clock.now());
+                clock.set((await nextReadyAt(manager)) ?? clock.now());
                 i--;
                 continue;
             }
@@ -420,7 +421,7 @@ describe('ThrottlingRequestManager: stall', () => {
         const { manager, clock } = setup({ maxDomainStallSecs: 5, baseDelaySecs: 1 });
         await manager.addRequestsBatched(['https://a.com/1', 'https://a.com/2'], { waitForAllRequestsToBeAdded: true });
         await refuseUntilStalled(manager, clock, 3);
-        clock.set(manager.nextReadyAt()!);
+        clock.set((await nextReadyAt(manager))!);
         const ok = (await manager.fetchNextRequest())!;
         await manager.markRequestHandled(ok);
         await refuseUntilStalled(manager, clock, 1);
@@ -431,7 +432,7 @@ describe('ThrottlingRequestManager: stall', () => {
         const { manager, clock } = setup({ maxDomainStallSecs: 5, baseDelaySecs: 1 });
         await manager.addRequestsBatched(['https://a.com/1', 'https://a.com/2'], { waitForAllRequestsToBeAdded: true });
         await refuseUntilStalled(manager, clock, 3);
-        clock.set(manager.nextReadyAt()!);
+        clock.set((await nextReadyAt(manager))!);
         const failed = (await manager.fetchNextRequest())!;
         failed.pushErrorMessage(new Error('Request blocked - received 429 status code.'));
         await manager.markRequestHandled(failed);
@@ -444,7 +445,7 @@ describe('ThrottlingRequestManager: stall', () => {
         const { manager, clock } = setup({ maxDomainStallSecs: 5, baseDelaySecs: 1 });
         await manager.addRequestsBatched(['https://a.com/1', 'https://a.com/2'], { waitForAllRequestsToBeAdded: true });
         await refuseUntilStalled(manager, clock, 3);
-        clock.set(manager.nextReadyAt()!);
+        clock.set((await nextReadyAt(manager))!);
         const answered = (await manager.fetchNextRequest())!;
         await manager.handleResponse({ request: answered }, { statusCode: 200, headers: {} });
         answered.pushErrorMessage(new Error('the page did not parse'));

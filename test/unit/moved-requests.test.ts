@@ -11,7 +11,7 @@ import { join } from 'node:path';
 import { Configuration, Request } from '@crawlee/core';
 import { MemoryStorage } from '@crawlee/memory-storage';
 
-import { ManualClock, ThrottlingRequestManager } from '../../packages/throttling/src';
+import { ManualClock, ThrottlingRequestManager } from 'crawlee-throttling';
 
 const URLS = ['https://a.com/1', 'https://a.com/2', 'https://b.com/1'];
 let dir: string;

@@ -1,7 +1,9 @@
-import { ManualClock, ThrottlingRequestManager } from '../../packages/throttling/src';
-import type { ThrottlingRequestManagerOptions } from '../../packages/throttling/src';
+import { ManualClock, ThrottlingRequestManager } from 'crawlee-throttling';
+import type { ThrottlingRequestManagerOptions } from 'crawlee-throttling';
 import { applyRobotsVerdict } from '../../packages/throttling/src/integration/crawler-integration';
 import { memoryConfig } from '../helpers/storage';
+import { withPort } from '../helpers/throttler-port';
+import type { ThrottlerPort } from '../../packages/throttling/src/orchestration/throttler-port';
 
 const DAY = 24 * 60 * 60 * 1000;
 
@@ -9,10 +11,13 @@ const DAY = 24 * 60 * 60 * 1000;
 const settle = () => new Promise((resolve) => setImmediate(resolve));
 
 /** A domain gate whose checks the test settles by hand, recording the origin each one was for. */
-function manualGate(manager: ThrottlingRequestManager, recheckAfterMs?: number) {
+function manualGate(
+    { manager, port }: { manager: ThrottlingRequestManager; port: ThrottlerPort },
+    recheckAfterMs?: number,
+) {
     const pending: { url: string; resolve: () => void }[] = [];
     const checked: string[] = [];
-    manager.setDomainGate(
+    port.setDomainGate(
         (_key, url) =>
             new Promise<void>((resolve) => {
                 checked.push(new URL(url).origin);
@@ -33,19 +38,22 @@ function manualGate(manager: ThrottlingRequestManager, recheckAfterMs?: number) 
 
 function setup(options: Partial<ThrottlingRequestManagerOptions> = {}) {
     const clock = new ManualClock(1_700_000_000_000);
-    const manager = new ThrottlingRequestManager(
-        { domains: 'all', queueLayout: 'perDomain', clock, ...options },
-        memoryConfig(),
+    const { manager, port } = withPort(
+        () =>
+            new ThrottlingRequestManager(
+                { domains: 'all', queueLayout: 'perDomain', clock, ...options },
+                memoryConfig(),
+            ),
     );
-    return { clock, manager };
+    return { clock, manager, port };
 }
 
 const snap = (manager: ThrottlingRequestManager, key: string) => manager.snapshot().find((s) => s.domain === key);
 
 describe('origin checks (robots.txt) per origin, re-read when stale', () => {
     test("under registrableDomain every origin of a key is checked, one at a time at the key's pace, and the key is paced by the largest delay", async () => {
-        const { manager, clock } = setup({ throttleBy: 'registrableDomain' });
-        const gate = manualGate(manager);
+        const { manager, clock, port } = setup({ throttleBy: 'registrableDomain' });
+        const gate = manualGate({ manager, port });
         await manager.addRequest({ url: 'https://a.example.com/1' });
         await manager.addRequest({ url: 'https://b.example.com/1' });
         await manager.addRequest({ url: 'https://a.example.com/2' });
@@ -70,8 +78,8 @@ describe('origin checks (robots.txt) per origin, re-read when stale', () => {
     });
 
     test("robots.txt checks of many subdomains take the key's slots: never more in flight than its concurrency", async () => {
-        const { manager, clock } = setup({ throttleBy: 'registrableDomain', concurrency: 2 });
-        const gate = manualGate(manager);
+        const { manager, clock, port } = setup({ throttleBy: 'registrableDomain', concurrency: 2 });
+        const gate = manualGate({ manager, port });
         for (let i = 0; i < 6; i++) await manager.addRequest({ url: `https://s${i}.example.com/1` });
         expect(gate.running()).toBe(2);
         expect(snap(manager, 'example.com')).toMatchObject({ inFlight: 2, dispatched: 0 });
@@ -87,10 +95,10 @@ describe('origin checks (robots.txt) per origin, re-read when stale', () => {
     });
 
     test('an origin first met at dispatch time (the head of a restored queue) is checked before its request goes out', async () => {
-        const { manager } = setup({ throttleBy: 'registrableDomain' });
+        const { manager, port } = setup({ throttleBy: 'registrableDomain' });
         await manager.addRequest({ url: 'https://c.example.com/1' });
         // The gate arrives after the request was queued, as for a queue restored from an earlier run.
-        const gate = manualGate(manager);
+        const gate = manualGate({ manager, port });
 
         expect(await manager.fetchNextRequest()).toBeNull();
         expect(gate.checked).toEqual(['https://c.example.com']);
@@ -100,8 +108,8 @@ describe('origin checks (robots.txt) per origin, re-read when stale', () => {
     });
 
     test('a check older than recheckAfterMs runs again before the next request, and its answer replaces the old delay', async () => {
-        const { manager, clock } = setup();
-        const gate = manualGate(manager, DAY);
+        const { manager, clock, port } = setup();
+        const gate = manualGate({ manager, port }, DAY);
         for (let i = 0; i < 4; i++) await manager.addRequest({ url: `https://a.com/${i}` });
         await gate.answer(() => 1_000);
         // The robots.txt request itself opened the crawl-delay window.
@@ -135,8 +143,8 @@ describe('origin checks (robots.txt) per origin, re-read when stale', () => {
     });
 
     test('without recheckAfterMs an origin is checked once per process', async () => {
-        const { manager, clock } = setup();
-        const gate = manualGate(manager);
+        const { manager, clock, port } = setup();
+        const gate = manualGate({ manager, port });
         await manager.addRequest({ url: 'https://a.com/1' });
         await manager.addRequest({ url: 'https://a.com/2' });
         await gate.answer(() => 0);
@@ -147,21 +155,21 @@ describe('origin checks (robots.txt) per origin, re-read when stale', () => {
     });
 
     test('a re-read that finds no Crawl-delay (or no file) clears it; a server error or no answer keeps the last good value', () => {
-        const { manager } = setup();
+        const { manager, port } = setup();
         const url = 'https://a.com/robots-check';
-        applyRobotsVerdict(manager, url, { kind: 'crawlDelay', delayMs: 3_000, capped: false, declaredSecs: 3 });
+        applyRobotsVerdict(port, url, { kind: 'crawlDelay', delayMs: 3_000, capped: false, declaredSecs: 3 });
         expect(snap(manager, 'a.com')?.crawlDelayMs).toBe(3_000);
 
-        applyRobotsVerdict(manager, url, { kind: 'none', reason: 'server-error' });
+        applyRobotsVerdict(port, url, { kind: 'none', reason: 'server-error' });
         expect(snap(manager, 'a.com')?.crawlDelayMs).toBe(3_000);
-        applyRobotsVerdict(manager, url, { kind: 'none', reason: 'unreachable' });
+        applyRobotsVerdict(port, url, { kind: 'none', reason: 'unreachable' });
         expect(snap(manager, 'a.com')?.crawlDelayMs).toBe(3_000);
 
-        applyRobotsVerdict(manager, url, { kind: 'none', reason: 'missing' });
+        applyRobotsVerdict(port, url, { kind: 'none', reason: 'missing' });
         expect(snap(manager, 'a.com')?.crawlDelayMs).toBe(0);
 
-        applyRobotsVerdict(manager, url, { kind: 'crawlDelay', delayMs: 2_000, capped: false, declaredSecs: 2 });
-        applyRobotsVerdict(manager, url, { kind: 'none', reason: 'no-crawl-delay' });
+        applyRobotsVerdict(port, url, { kind: 'crawlDelay', delayMs: 2_000, capped: false, declaredSecs: 2 });
+        applyRobotsVerdict(port, url, { kind: 'none', reason: 'no-crawl-delay' });
         expect(snap(manager, 'a.com')?.crawlDelayMs).toBe(0);
     });
 });
@@ -169,13 +177,12 @@ describe('origin checks (robots.txt) per origin, re-read when stale', () => {
 describe("origin checks that learned nothing ('retry')", () => {
     test('are run once more before the next request, then count as done', async () => {
         const clock = new ManualClock(1_700_000_000_000);
-        const manager = new ThrottlingRequestManager(
-            { domains: 'all', queueLayout: 'perDomain', clock },
-            memoryConfig(),
+        const { manager, port } = withPort(
+            () => new ThrottlingRequestManager({ domains: 'all', queueLayout: 'perDomain', clock }, memoryConfig()),
         );
         const outcomes: ('retry' | undefined)[] = ['retry', 'retry'];
         let calls = 0;
-        manager.setDomainGate(async () => {
+        port.setDomainGate(async () => {
             calls += 1;
             return outcomes.shift();
         });

@@ -1,15 +1,11 @@
 import type { Request } from '@crawlee/core';
 import { log } from '@crawlee/core';
 
-import {
-    ManualClock,
-    RequestThrottledError,
-    seededRandom,
-    ThrottlingRequestManager,
-} from '../../packages/throttling/src';
-import type { ThrottlingRequestManagerOptions } from '../../packages/throttling/src';
+import { ManualClock, RequestThrottledError, seededRandom, ThrottlingRequestManager } from 'crawlee-throttling';
+import type { ThrottlingRequestManagerOptions } from 'crawlee-throttling';
 import { DomainState } from '../../packages/throttling/src/pacing/domain-state';
 import { memoryConfig } from '../helpers/storage';
+import { nextReadyAt } from '../helpers/next-ready-at';
 
 function setup(options: Partial<ThrottlingRequestManagerOptions> = {}) {
     const clock = new ManualClock();
@@ -37,7 +33,7 @@ async function dispatchTimes(
             if (handle) await manager.markRequestHandled(r);
             continue;
         }
-        const next = manager.nextReadyAt();
+        const next = await nextReadyAt(manager);
         if (next === undefined) break;
         clock.set(Math.max(next, clock.now()));
     }

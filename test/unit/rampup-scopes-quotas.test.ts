@@ -1,9 +1,10 @@
 import type { Request } from '@crawlee/core';
 import { getDomain } from 'tldts';
 
-import { ManualClock, RequestThrottledError, ThrottlingRequestManager } from '../../packages/throttling/src';
-import type { ThrottlingRequestManagerOptions } from '../../packages/throttling/src';
+import { ManualClock, RequestThrottledError, ThrottlingRequestManager } from 'crawlee-throttling';
+import type { ThrottlingRequestManagerOptions } from 'crawlee-throttling';
 import { memoryConfig } from '../helpers/storage';
+import { nextReadyAt } from '../helpers/next-ready-at';
 
 function setup(options: Partial<ThrottlingRequestManagerOptions> = {}) {
     const clock = new ManualClock(0);
@@ -36,7 +37,7 @@ describe('rampup: convergence on a simulated rate-limited server (injected clock
             for (let guard = 0; guard < 100_000 && done < options.pages; guard++) {
                 const request = await manager.fetchNextRequest();
                 if (!request) {
-                    clock.set(Math.max(manager.nextReadyAt() ?? clock.now() + 1, clock.now()));
+                    clock.set(Math.max((await nextReadyAt(manager)) ?? clock.now() + 1, clock.now()));
                     continue;
                 }
                 const now = clock.now();
@@ -105,7 +106,7 @@ describe('rampup: slow responses', () => {
             for (let r = await manager.fetchNextRequest(); r; r = await manager.fetchNextRequest())
                 inFlight.push({ request: r, doneAt: clock.now() + 200 });
             maxInFlight = Math.max(maxInFlight, inFlight.length);
-            const next = Math.min(...inFlight.map((f) => f.doneAt), manager.nextReadyAt() ?? Infinity);
+            const next = Math.min(...inFlight.map((f) => f.doneAt), (await nextReadyAt(manager)) ?? Infinity);
             clock.set(Math.max(clock.now(), next));
             for (const f of inFlight.filter((x) => x.doneAt <= clock.now())) {
                 inFlight.splice(inFlight.indexOf(f), 1);

@@ -7,7 +7,7 @@ import { Readable } from 'node:stream';
 import type { Request } from '@crawlee/core';
 import { Session, SessionError, SessionPool } from '@crawlee/core';
 
-import type { RefusalWhen, ThrottlingRequestManagerOptions } from '../../packages/throttling/src';
+import type { RefusalWhen, ThrottlingRequestManagerOptions } from 'crawlee-throttling';
 import {
     ManualClock,
     RequestBlockedError,
@@ -15,8 +15,8 @@ import {
     ThrottledRetriesExhaustedError,
     ThrottlingOptionsError,
     ThrottlingRequestManager,
-} from '../../packages/throttling/src';
-import type { NavigationContext } from '../../packages/throttling/src/orchestration/response-interpreter';
+} from 'crawlee-throttling';
+import type { NavigationContext } from 'crawlee-throttling/types';
 import { memoryConfig } from '../helpers/storage';
 
 const T0 = 1_700_000_000_000;

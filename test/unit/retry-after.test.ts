@@ -1,4 +1,4 @@
-import { parseRetryAfter } from '../../packages/throttling/src/response/retry-after';
+import { parseRetryAfter } from 'crawlee-throttling';
 
 // Sun, 15 Jun 2025 12:00:00 GMT
 const NOW = Date.UTC(2025, 5, 15, 12, 0, 0);

@@ -6,15 +6,15 @@
 import type { Request } from '@crawlee/core';
 import { log, LogLevel } from '@crawlee/core';
 
-import type { RobotsFetcher, ThrottlingRequestManagerOptions } from '../../packages/throttling/src';
-import { ManualClock, RobotsUnreachableError, ThrottlingRequestManager } from '../../packages/throttling/src';
-import type { RobotsFetchResult } from '../../packages/throttling/src/options/robots-fetcher';
+import type { ThrottlingRequestManagerOptions } from 'crawlee-throttling';
+import type { AttachableCrawler, NavigationContext, RobotsFetcher, RobotsFetchResult } from 'crawlee-throttling/types';
+import { ManualClock, RobotsUnreachableError, ThrottlingRequestManager } from 'crawlee-throttling';
 import { RobotsCrawlDelayCache } from '../../packages/throttling/src/robots/robots-crawl-delay';
-import type { AttachableCrawler } from '../../packages/throttling/src/integration/crawler-integration';
-import type { NavigationContext } from '../../packages/throttling/src/orchestration/response-interpreter';
 import { robotsReadFailure } from '../../packages/throttling/src/robots/robots-crawl-delay';
 import { decideRobotsFailure } from '../../packages/throttling/src/robots/robots-failure';
 import { memoryConfig } from '../helpers/storage';
+import { withPort } from '../helpers/throttler-port';
+import { nextReadyAt } from '../helpers/next-ready-at';
 
 const T0 = 1_700_000_000_000;
 const DAY = 24 * 60 * 60 * 1000;
@@ -199,7 +199,7 @@ describe('a robots.txt that answers 5xx or 429, or not at all', () => {
         expect(await manager.fetchNextRequest()).toBeNull();
         await settle();
         expect(robots.reads.map((r) => r.at - T0)).toEqual([0, 7_000, 37_000]);
-        clock.set(manager.nextReadyAt()!);
+        clock.set((await nextReadyAt(manager))!);
         expect(await manager.fetchNextRequest()).not.toBeNull();
     });
 
@@ -270,11 +270,11 @@ describe('a robots.txt that answers 5xx or 429, or not at all', () => {
         await settle();
         // The read waits for the key's pace (delaySecs after the last request handed out).
         expect(robots.reads).toHaveLength(2);
-        clock.set(manager.nextReadyAt()!);
+        clock.set((await nextReadyAt(manager))!);
         expect(await manager.fetchNextRequest()).toBeNull();
         await settle();
         expect(robots.reads).toHaveLength(3);
-        clock.set(manager.nextReadyAt()!);
+        clock.set((await nextReadyAt(manager))!);
         const after = (await manager.fetchNextRequest())!;
         expect(after.url).toBe('https://a.com/5');
         await expect(beforeSending(after)).resolves.toBeUndefined();
@@ -356,7 +356,7 @@ describe('a robots.txt that answers 5xx or 429, or not at all', () => {
             await settle();
         }
         expect(robots.reads).toHaveLength(3);
-        clock.set(manager.nextReadyAt()!);
+        clock.set((await nextReadyAt(manager))!);
         const request = (await manager.fetchNextRequest())!;
         await expect(beforeSending(request)).resolves.toBeUndefined();
     });
@@ -416,12 +416,11 @@ describe('a robots.txt that answers 5xx or 429, or not at all', () => {
 
     test('a gate answering retry for ever is bounded by maxRetries: then the origin counts as checked', async () => {
         const clock = new ManualClock(T0);
-        const manager = new ThrottlingRequestManager(
-            { domains: 'all', queueLayout: 'perDomain', clock },
-            memoryConfig(),
+        const { manager, port } = withPort(
+            () => new ThrottlingRequestManager({ domains: 'all', queueLayout: 'perDomain', clock }, memoryConfig()),
         );
         const seen: number[] = [];
-        manager.setDomainGate(
+        port.setDomainGate(
             async (_key, _url, { retriesLeft }) => {
                 seen.push(retriesLeft);
                 return 'retry';

@@ -1,6 +1,6 @@
 import fc from 'fast-check';
 
-import { ThrottlingRequestManager } from '../../packages/throttling/src';
+import { ThrottlingRequestManager } from 'crawlee-throttling';
 import { resolveThrottlingOptions } from '../../packages/throttling/src/config/resolve-options';
 import { matchPathScope, normalizeScopePath } from '../../packages/throttling/src/routing/scope-path';
 

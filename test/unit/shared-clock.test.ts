@@ -3,13 +3,8 @@ import { existsSync, mkdtempSync, readdirSync, rmSync, utimesSync, writeFileSync
 import { tmpdir } from 'node:os';
 import { basename, join } from 'node:path';
 
-import {
-    FileDomainClock,
-    ManualClock,
-    ThrottlingOptionsError,
-    ThrottlingRequestManager,
-} from '../../packages/throttling/src';
-import type { ThrottlingRequestManagerOptions } from '../../packages/throttling/src';
+import { FileDomainClock, ManualClock, ThrottlingOptionsError, ThrottlingRequestManager } from 'crawlee-throttling';
+import type { ThrottlingRequestManagerOptions } from 'crawlee-throttling';
 import { decideReservation, decideSettlement } from '../../packages/throttling/src/core/shared-domain-clock';
 import { handoutTracker } from '../helpers/handout-tracker';
 import { memoryConfig } from '../helpers/storage';

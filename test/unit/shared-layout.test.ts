@@ -2,10 +2,11 @@ import type { Request, RequestQueue } from '@crawlee/core';
 import { Configuration, KeyValueStore } from '@crawlee/core';
 import { MemoryStorage } from '@crawlee/memory-storage';
 
-import { ManualClock, ThrottlingOptionsError, ThrottlingRequestManager } from '../../packages/throttling/src';
-import type { ThrottlingRequestManagerOptions } from '../../packages/throttling/src';
+import { ManualClock, ThrottlingOptionsError, ThrottlingRequestManager } from 'crawlee-throttling';
+import type { ThrottlingRequestManagerOptions } from 'crawlee-throttling';
 import { DomainRequestQueue } from '../../packages/throttling/src/queues/domain-request-queue';
 import { memoryConfig } from '../helpers/storage';
+import { withPort } from '../helpers/throttler-port';
 
 /** Lets promise callbacks (a settled gate, a queue write) run. */
 const settle = () => new Promise((resolve) => setImmediate(resolve));
@@ -28,6 +29,13 @@ function setup(options: Partial<ThrottlingRequestManagerOptions> = {}) {
         config,
     );
     return { clock, config, manager, opened };
+}
+
+/** {@link setup}, with the port the crawler integration would be handed. */
+function setupWithPort(options: Partial<ThrottlingRequestManagerOptions> = {}) {
+    let made: ReturnType<typeof setup> | undefined;
+    const { port } = withPort(() => (made = setup(options)).manager);
+    return { ...made!, port };
 }
 
 const add = async (manager: ThrottlingRequestManager, urls: string[]) => {
@@ -271,9 +279,9 @@ describe("queueLayout 'shared': the frontier window", () => {
     });
 
     test('an origin check due at dispatch holds a windowed request in the window, not in a queue', async () => {
-        const { manager, clock, opened } = setup({ delaySecs: 1 });
+        const { manager, clock, opened, port } = setupWithPort({ delaySecs: 1 });
         const pending: (() => void)[] = [];
-        manager.setDomainGate(() => new Promise<void>((resolve) => pending.push(resolve)));
+        port.setDomainGate(() => new Promise<void>((resolve) => pending.push(resolve)));
         await add(manager, urls('a.com', 2));
         // Met when fetched from inner: its robots check starts, and both requests wait in the window.
         expect(await manager.fetchNextRequest()).toBeNull();

@@ -4,7 +4,9 @@ import { mkdtempSync, rmSync } from 'node:fs';
 import { tmpdir } from 'node:os';
 import { join } from 'node:path';
 
-import { FileDomainClock, InMemoryDomainStateStore, ManualClock, ThrottlingRequestManager } from 'crawlee-throttling';
+import { FileDomainClock, ManualClock, ThrottlingRequestManager } from 'crawlee-throttling';
+
+import { InMemoryDomainStateStore } from '../../packages/throttling/src/pacing/domain-state-store';
 import type { SharedDomainClock, ThrottlingRequestManagerOptions } from 'crawlee-throttling';
 import { DomainQueue } from '../../packages/throttling/src/core/domain-queue';
 import { SharedClockFailures } from '../../packages/throttling/src/shared-clock/shared-clock-failures';

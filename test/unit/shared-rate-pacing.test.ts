@@ -5,19 +5,15 @@ import { join } from 'node:path';
 import { log } from '@crawlee/core';
 import type { Request } from '@crawlee/core';
 
-import {
-    FileDomainClock,
-    ManualClock,
-    RequestThrottledError,
-    ThrottlingRequestManager,
-} from '../../packages/throttling/src';
-import type { SharedDomainClock } from '../../packages/throttling/src';
+import { FileDomainClock, ManualClock, RequestThrottledError, ThrottlingRequestManager } from 'crawlee-throttling';
+import type { SharedDomainClock } from 'crawlee-throttling';
 import { PaceLearner } from '../../packages/throttling/src/pacing/pace-learner';
 import { DomainState } from '../../packages/throttling/src/pacing/domain-state';
 import { UNLIMITED } from '../../packages/throttling/src/pacing/domain-state-types';
 import { resolveRampup } from '../../packages/throttling/src/pacing/policy';
 import { SIM_HOST, SIM_START, simulateSharedCrawl, steadyPace } from '../helpers/shared-rate-sim';
 import { memoryConfig } from '../helpers/storage';
+import { nextReadyAt } from '../helpers/next-ready-at';
 
 const ADAPTIVE = resolveRampup(true)!;
 const SITE = { rate: 10, burst: 1, latencyMs: 10 };
@@ -165,7 +161,7 @@ describe('following the pace another process set', () => {
         clock.advance(20);
         await answer(b.manager, sent, 200);
         // Its next request waits one interval of that pace, not none (it was armed unpaced).
-        expect(b.manager.nextReadyAt()).toBeGreaterThanOrEqual(sentAt + 1000 / learned - 1);
+        expect(await nextReadyAt(b.manager)).toBeGreaterThanOrEqual(sentAt + 1000 / learned - 1);
     });
 
     test('a rate shared long ago (an earlier crawl, a file that outlived it) is not followed', async () => {
@@ -237,7 +233,7 @@ describe('following the pace another process set', () => {
         await new Promise((resolve) => setImmediate(resolve));
         let handled = 0;
         for (let guard = 0; guard < 50 && handled < 2; guard++) {
-            clock.set(Math.max(clock.now(), a.manager.nextReadyAt() ?? clock.now()));
+            clock.set(Math.max(clock.now(), (await nextReadyAt(a.manager)) ?? clock.now()));
             const request = await a.manager.fetchNextRequest();
             if (!request) continue;
             clock.advance(20);

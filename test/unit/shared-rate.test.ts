@@ -5,7 +5,7 @@ import { join } from 'node:path';
 import { FileDomainClock, ManualClock } from 'crawlee-throttling';
 import type { SharedDomainClock } from 'crawlee-throttling';
 
-import type { SharedRate } from '../../packages/throttling/src/core/shared-limit-types';
+import type { SharedRate } from 'crawlee-throttling/types';
 import { describeRedis } from '../helpers/redis';
 import { redisClockHosts } from '../helpers/redis-clock-hosts';
 

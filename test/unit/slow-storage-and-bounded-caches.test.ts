@@ -3,8 +3,8 @@
  */
 import type { Configuration, IRequestManager } from '@crawlee/core';
 
-import type { ThrottlingRequestManagerOptions } from '../../packages/throttling/src';
-import { ManualClock, ThrottlingRequestManager } from '../../packages/throttling/src';
+import type { ThrottlingRequestManagerOptions } from 'crawlee-throttling';
+import { ManualClock, ThrottlingRequestManager } from 'crawlee-throttling';
 import { assemble } from '../../packages/throttling/src/orchestration/assemble';
 import { resolveThrottlingOptions } from '../../packages/throttling/src/config/resolve-options';
 import { MAX_DECLARED_ORIGINS_PER_KEY } from '../../packages/throttling/src/dispatch/pacing-recorder';
@@ -13,6 +13,7 @@ import { DomainRequestQueue } from '../../packages/throttling/src/queues/domain-
 import { MAX_CHECKED_ORIGINS_PER_KEY, OriginGate } from '../../packages/throttling/src/robots/origin-gate';
 import { RobotsCrawlDelayCache } from '../../packages/throttling/src/robots/robots-crawl-delay';
 import { memoryConfig } from '../helpers/storage';
+import { nextReadyAt } from '../helpers/next-ready-at';
 
 const T0 = 1_700_000_000_000;
 
@@ -56,7 +57,7 @@ describe('the dispatch window counts from when the request leaves, not from befo
 
         clock.set(T0 + 1000);
         expect(await manager.fetchNextRequest()).toBeNull();
-        expect(manager.nextReadyAt()).toBe(firstLeftAt + 1000);
+        expect(await nextReadyAt(manager)).toBe(firstLeftAt + 1000);
 
         clock.set(firstLeftAt + 1000);
         const second = await manager.fetchNextRequest();
@@ -70,7 +71,7 @@ describe('the dispatch window counts from when the request leaves, not from befo
         await manager.addRequest({ url: 'https://a.com/1' });
         await manager.addRequest({ url: 'https://a.com/2' });
         expect((await manager.fetchNextRequest())?.url).toBe('https://a.com/1');
-        expect(manager.nextReadyAt()).toBe(T0 + 1000);
+        expect(await nextReadyAt(manager)).toBe(T0 + 1000);
         clock.set(T0 + 1000);
         expect((await manager.fetchNextRequest())?.url).toBe('https://a.com/2');
     });

@@ -177,7 +177,6 @@ export async function measure(spec: MeasureSpec): Promise<OverheadMeasurement> {
     }
     const ended = performance.now();
     memory.sample();
-    if (queue instanceof ThrottlingRequestManager) queue.clearWake();
     const retainedHeapMb = ((await settledHeapUsed()) - startHeap) / MB;
     // Alive up to here, so the figure above counts what it keeps.
     if (queue.getTotalCount() < 0) throw new Error('unreachable');

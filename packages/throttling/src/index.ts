@@ -1,44 +1,24 @@
 // The public API of crawlee-throttling. Everything else is internal and may change in any release.
-// The Redis parts (RedisDomainClock, RedisStorageClient) need ioredis: `crawlee-throttling/redis`.
+// `crawlee-throttling/types` has the narrower types these signatures name (the parts of options and
+// answers, and what a custom SharedDomainClock implements); `crawlee-throttling/redis` the parts that
+// need ioredis (RedisDomainClock, RedisStorageClient).
 
 // ---- The manager ----
 export { ThrottlingRequestManager } from './throttling-request-manager';
-export type { AttachableCrawler } from './integration/crawler-integration';
-export type { NavigationContext } from './orchestration/response-interpreter';
 
-// ---- Options and the types they take ----
-export type {
-    ThrottlingRequestManagerOptions,
-    RequestManagerOpener,
-    InnerRequestManager,
-    LearnedRatesSettings,
-} from './options/options';
+// ---- Options, and the types of what the manager takes, answers and emits ----
+export type { ThrottlingRequestManagerOptions } from './options/options';
 export type { ResolvedThrottlingOptions } from './config/resolved-options';
 export type { ScopeSettings, RampupSettings } from './options/scope-settings';
 export type { QueueLayout } from './options/queue-layout';
 export type { ThrottleBy } from './routing/domain-key';
-export type { GetScopes, ScopesDeclaration, RequestScopes } from './options/request-scopes';
-export type {
-    RefusalWhen,
-    RefusalWhenFunction,
-    RefusalWhenShorthand,
-    RefusalVerdict,
-    RefusalResponse,
-    TextPattern,
-} from './response/refusal-rule';
-export type { RobotsFetcher, RobotsFetchResult } from './options/robots-fetcher';
-export type { IpResolver, ResolvedAddresses } from './ip/ip-resolver';
-export type { DomainStateStore } from './pacing/domain-state-store';
-export { InMemoryDomainStateStore } from './pacing/domain-state-store';
-
-// ---- What the manager answers and emits ----
-export type { PacingSignal, UrlLessPacingSignal, PacingScope } from './integration/scoped-signal';
-export type { Readiness, ReadinessOf, DomainSnapshot } from './readiness/readiness';
-export type { IntervalReason } from './pacing/domain-state-types';
+export type { RefusalWhen } from './response/refusal-rule';
+export type { PacingSignal } from './orchestration/scoped-signal';
+export type { Readiness, DomainSnapshot } from './readiness/readiness';
 export type { DomainStatistics } from './readiness/statistics';
-export type { ThrottlingEvents, ThrottlingListener, BackoffReason } from './core/throttling-events';
+export type { ThrottlingEvents } from './core/throttling-events';
 
-// ---- Errors ----
+// ---- Errors (every one extends ThrottlingError and has a stable `code`) ----
 export {
     ThrottlingError,
     ThrottlingOptionsError,
@@ -55,21 +35,9 @@ export {
     StorageCallTimeoutError,
     CrawleeShapeError,
 } from './core/errors';
-export type { StalledDomain } from './core/errors';
 
-// ---- Shared clocks (several processes on one machine; Redis: crawlee-throttling/redis) ----
-export type { SharedDomainClock, SharedReservation, SharedClocks } from './core/shared-domain-clock';
-// What a SharedDomainClock implementation takes and answers.
-export type { MaybePromise } from './core/maybe-promise';
-export type {
-    RefusalPolicy,
-    SharedRefusal,
-    SlotLease,
-    QuotaSpend,
-    SharedRate,
-    SharedTally,
-    TallyCounts,
-} from './core/shared-limit-types';
+// ---- Shared clocks (several processes; Redis: crawlee-throttling/redis) ----
+export type { SharedDomainClock } from './core/shared-domain-clock';
 export { FileDomainClock } from './shared-clock/file-domain-clock';
 export type { FileDomainClockOptions } from './shared-clock/file-domain-clock';
 
@@ -81,4 +49,3 @@ export { DEFAULT_BACKOFF_STATUS_CODES } from './options/defaults';
 export { parseRetryAfter } from './response/retry-after';
 export { parseRateLimitHeaders } from './response/rate-limit-headers';
 export type { RateLimitInfo } from './response/rate-limit-headers';
-export { normalizeHostname, domainKeyOfUrl } from './routing/domain-key';

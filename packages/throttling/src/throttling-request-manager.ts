@@ -16,7 +16,6 @@ import type { Collaborators } from './orchestration/assemble';
 import { assemble } from './orchestration/assemble';
 import type { AttachableCrawler } from './integration/crawler-integration';
 import { attachCrawler } from './integration/crawler-integration';
-import type { ThrottlerPort } from './integration/throttler-port';
 import type { ThrottlingEvents, ThrottlingListener } from './core/throttling-events';
 import type { ResolvedThrottlingOptions } from './config/resolved-options';
 import type { ThrottlingRequestManagerOptions } from './options/options';
@@ -24,13 +23,10 @@ import { resolveThrottlingOptions } from './config/resolve-options';
 import { storageSharedAcrossProcesses } from './queues/shared-queue-discovery';
 import type { ResolvedPolicy } from './pacing/policy';
 import type { ScopeSettings } from './options/scope-settings';
-import type { PacingSignal, UrlLessPacingSignal } from './integration/scoped-signal';
-import { ScopedSignals } from './integration/scoped-signal';
+import type { PacingSignal, UrlLessPacingSignal } from './orchestration/scoped-signal';
 import type { DomainSnapshot, Readiness } from './readiness/readiness';
 import type { DomainStatistics } from './readiness/statistics';
 import type { NavigationContext } from './orchestration/response-interpreter';
-import type { DomainGate, DomainGateOptions } from './robots/origin-gate';
-import { RobotsPause } from './robots/robots-pause';
 import type { RequestScopes } from './options/request-scopes';
 import type { ScopedSource } from './scopes/scope-router';
 
@@ -43,7 +39,7 @@ import type { ScopedSource } from './scopes/scope-router';
  * `requestManager`); on v4 it goes to `requestManager`. The work is done by collaborators, each in
  * a file of its own (see docs/architecture.md); this class builds them and delegates.
  */
-export class ThrottlingRequestManager implements IRequestManager, ThrottlerPort {
+export class ThrottlingRequestManager implements IRequestManager {
     /** Options with defaults applied. */
     readonly options: ResolvedThrottlingOptions;
     // The collaborators that do the work (see docs/architecture.md).
@@ -52,27 +48,13 @@ export class ThrottlingRequestManager implements IRequestManager, ThrottlerPort 
     private initializing?: Promise<void>;
     // A crawler wrote its settings onto this manager: it is serving a crawler.
     private servingCrawler = false;
-    // Some integration listens to responses (attach() or handleResponse()).
-    private integrated = false;
     private readonly log = crawleeLog.child({ prefix: 'ThrottlingRequestManager' });
-    // Applies pacing signals, with or without a scope.
-    private readonly signals: ScopedSignals;
-    // Holds a domain between robots.txt reads that failed, without counting a refusal.
-    private readonly robotsPause: RobotsPause;
 
     constructor(options: ThrottlingRequestManagerOptions, config?: Configuration) {
         this.options = resolveThrottlingOptions(options, {
             sharedAcrossProcesses: storageSharedAcrossProcesses(config),
         });
         this.parts = assemble(this.options, config, this.log);
-        const { router, recorder, registry } = this.parts;
-        this.signals = new ScopedSignals({ options: this.options, router, recorder, paces: (k) => registry.paces(k) });
-        this.robotsPause = new RobotsPause({
-            states: this.parts.states,
-            policyOf: (key) => router.policyOf(key),
-            now: () => this.options.clock.now(),
-            changed: (key) => this.parts.clocksChanged(key),
-        });
     }
 
     // ---- crawler-facing properties -------------------------------------------------------------
@@ -170,7 +152,7 @@ export class ThrottlingRequestManager implements IRequestManager, ThrottlerPort 
     /** @inheritdoc */
     async fetchNextRequest<T extends Dictionary = Dictionary>(): Promise<Request<T> | null> {
         await this.ensureInitialized();
-        if (this.servingCrawler && !this.integrated) {
+        if (this.servingCrawler && !this.parts.port.integrated) {
             this.log.warningOnce(
                 'ThrottlingRequestManager is serving a crawler but was never attached: 429s and robots.txt crawl delays will not reach it. Call throttler.attach(crawler).',
             );
@@ -254,9 +236,10 @@ export class ThrottlingRequestManager implements IRequestManager, ThrottlerPort 
     recordPacingSignal(signal: PacingSignal): boolean;
     recordPacingSignal(url: string, signal: UrlLessPacingSignal): boolean;
     recordPacingSignal(signalOrUrl: PacingSignal | string, v4Signal?: UrlLessPacingSignal): boolean {
-        if (typeof signalOrUrl !== 'string') return this.signals.record(signalOrUrl);
+        const { port } = this.parts;
+        if (typeof signalOrUrl !== 'string') return port.recordPacingSignal(signalOrUrl);
         if (!v4Signal) throw new TypeError('recordPacingSignal(url, signal): the signal is missing');
-        return this.signals.record({ ...v4Signal, url: signalOrUrl } as PacingSignal);
+        return port.recordPacingSignal({ ...v4Signal, url: signalOrUrl } as PacingSignal);
     }
 
     /**
@@ -265,7 +248,7 @@ export class ThrottlingRequestManager implements IRequestManager, ThrottlerPort 
      * robots.txt crawl delays are read before the first request to each origin. Returns the manager.
      */
     attach(crawler: AttachableCrawler | object): this {
-        attachCrawler(this, crawler as AttachableCrawler);
+        attachCrawler(this.parts.port, crawler as AttachableCrawler, this);
         return this;
     }
 
@@ -278,25 +261,7 @@ export class ThrottlingRequestManager implements IRequestManager, ThrottlerPort 
      * their request handler with the response they got.
      */
     async handleResponse(context: NavigationContext, response: unknown): Promise<void> {
-        this.integrated = true;
-        await this.parts.responses.handle(context, response);
-    }
-
-    /** @internal Skips the domain of `url` for an excessive robots.txt crawl delay (undefined: stops). */
-    skipForCrawlDelay(url: string, declaredSecs: number | undefined): void {
-        this.parts.recorder.skipForCrawlDelay(url, declaredSecs);
-    }
-
-    /** @internal A robots.txt read of the domain of `url` got an answer, or none (an error of its budget). */
-    noteRobotsRead(url: string, answered: boolean): boolean {
-        return this.parts.recorder.robotsRead(url, answered);
-    }
-
-    /** @internal Holds the domain of `url` before its robots.txt is read again (not a page refusal). */
-    pauseForRobots(url: string, waitMs: number | undefined, retriesMade: number): void {
-        const key = this.parts.router.domainKeyOf(url);
-        if (key === undefined || !this.parts.registry.paces(key)) return;
-        this.robotsPause.pause(key, waitMs, retriesMade);
+        await this.parts.port.handleResponse(context, response);
     }
 
     /**
@@ -305,7 +270,7 @@ export class ThrottlingRequestManager implements IRequestManager, ThrottlerPort 
      * calls it from a pre-navigation hook; `BasicCrawler` users call it before sending.
      */
     checkReachable(context: { request: Request }): void {
-        this.parts.dispatcher.checkReachable(context.request);
+        this.parts.port.checkReachable(context);
     }
 
     /**
@@ -314,26 +279,6 @@ export class ThrottlingRequestManager implements IRequestManager, ThrottlerPort 
      */
     markThrottledRetry(request: Request): void {
         this.parts.handouts.markThrottledRetry(request);
-    }
-
-    /** @internal Sets the check run per origin before its first dispatch (robots.txt), and again when stale. */
-    setDomainGate(gate: DomainGate | undefined, options: DomainGateOptions = {}): void {
-        this.parts.gate.set(gate, options);
-    }
-
-    /** @internal Calls `listener` whenever held-back work becomes ready. Returns an unsubscribe. */
-    onWake(listener: () => void): () => void {
-        return this.parts.wake.subscribe(listener);
-    }
-
-    /** @internal Records that responses reach this manager (set by the crawler integration). */
-    markIntegrated(): void {
-        this.integrated = true;
-    }
-
-    /** @internal Stops any pending wake-up timer (the crawl ended). */
-    clearWake(): void {
-        this.parts.wake.clear();
     }
 
     /** The least time between two dispatches to any throttled domain, in ms. */
@@ -354,11 +299,6 @@ export class ThrottlingRequestManager implements IRequestManager, ThrottlerPort 
     /** Crawlee v4's name for {@link checkReadiness}: the same answer (`status`: ready, waiting, stalled, finished). */
     async readiness(): Promise<Readiness> {
         return this.checkReadiness();
-    }
-
-    /** @internal Earliest time a waiting domain with work becomes ready (undefined when none waits). */
-    nextReadyAt(): number | undefined {
-        return this.parts.scheduler.nextReadyAt(this.options.clock.now());
     }
 
     /**

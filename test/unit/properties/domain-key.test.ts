@@ -2,7 +2,7 @@ import { domainToASCII } from 'node:url';
 
 import fc from 'fast-check';
 
-import type { ThrottleBy } from '../../../packages/throttling/src/routing/domain-key';
+import type { ThrottleBy } from 'crawlee-throttling';
 import {
     domainKeyOfConfigured,
     domainKeyOfUrl,

@@ -1,8 +1,7 @@
 import fc from 'fast-check';
 
 import type { ResponseHeaders } from '../../../packages/throttling/src/response/rate-limit-headers';
-import { parseRateLimitHeaders } from '../../../packages/throttling/src/response/rate-limit-headers';
-import { parseRetryAfter } from '../../../packages/throttling/src/response/retry-after';
+import { parseRateLimitHeaders, parseRetryAfter } from 'crawlee-throttling';
 import { fcParams } from './fc-params';
 
 const NOW = fc.integer({ min: Date.UTC(2000, 0, 1), max: Date.UTC(2100, 0, 1) });

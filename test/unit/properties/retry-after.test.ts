@@ -1,7 +1,7 @@
 import fc from 'fast-check';
 
 import { DomainState } from '../../../packages/throttling/src/pacing/domain-state';
-import { parseRetryAfter } from '../../../packages/throttling/src/response/retry-after';
+import { parseRetryAfter } from 'crawlee-throttling';
 import { fcParams } from './fc-params';
 
 const DAYS = ['Sun', 'Mon', 'Tue', 'Wed', 'Thu', 'Fri', 'Sat'];

@@ -1,6 +1,6 @@
 import fc from 'fast-check';
 
-import type { RobotsFetchResult } from '../../../packages/throttling/src/options/robots-fetcher';
+import type { RobotsFetchResult } from 'crawlee-throttling/types';
 import {
     DEFAULT_MAX_CRAWL_DELAY_SECS,
     RobotsCrawlDelayCache,

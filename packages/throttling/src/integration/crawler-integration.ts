@@ -17,7 +17,7 @@ import type { DomainGateAttempt, DomainGateOutcome } from '../robots/origin-gate
 import { decideRobotsFailure } from '../robots/robots-failure';
 import type { NavigationContext } from '../orchestration/response-interpreter';
 import { assertPatchable } from '../core/crawlee-shape';
-import type { ThrottlerPort } from './throttler-port';
+import type { ThrottlerPort } from '../orchestration/throttler-port';
 
 /**
  * The parts of a Crawlee 3.x crawler the integration touches. Every crawler class has them
@@ -57,13 +57,15 @@ export function crawlerUsesManager(crawler: AttachableCrawler, manager: IRequest
 }
 
 /**
- * Wires a crawler to the manager: responses reach it through a post-navigation hook, its pool is
- * woken when held-back work becomes ready, robots.txt crawl delays are read before the first request
- * to each origin (and again after 24 h), and settings that would fight the throttler are reported once.
+ * Wires a crawler to the manager through its port: responses reach it through a post-navigation
+ * hook, its pool is woken when held-back work becomes ready, robots.txt crawl delays are read before
+ * the first request to each origin (and again after 24 h), and settings that would fight the
+ * throttler are reported once. `requests` is the manager itself: the crawler must take its requests
+ * from it.
  */
-export function attachCrawler(manager: ThrottlerPort, crawler: AttachableCrawler): void {
+export function attachCrawler(manager: ThrottlerPort, crawler: AttachableCrawler, requests: IRequestManager): void {
     // Every check that can refuse runs before anything is installed: a refused attach changes nothing.
-    const sameDomainDelayMs = refuseConflicts(manager, crawler);
+    const sameDomainDelayMs = refuseConflicts(manager, crawler, requests);
     assertCrawleeShape(crawler);
     manager.markIntegrated();
     hookResponses(manager, crawler);
@@ -105,8 +107,8 @@ function assertCrawleeShape(crawler: AttachableCrawler): void {
 }
 
 /** Throws when the crawler does not use this manager, or sets a delay it must not fold; returns that delay. */
-function refuseConflicts(manager: ThrottlerPort, crawler: AttachableCrawler): number {
-    if (!crawlerUsesManager(crawler, manager)) {
+function refuseConflicts(manager: ThrottlerPort, crawler: AttachableCrawler, requests: IRequestManager): number {
+    if (!crawlerUsesManager(crawler, requests)) {
         throw new ThrottlingOptionsError(
             'attach(crawler): this crawler does not take its requests from this ThrottlingRequestManager. ' +
                 'On Crawlee 3.x pass it as `requestQueue: throttler.asRequestQueue()` (alone or with a requestList); on v4 as `requestManager`.',

@@ -31,6 +31,7 @@ import { CrawlEnd } from '../readiness/crawl-end';
 import { DomainReport } from '../readiness/domain-report';
 import { ReadinessProbe } from '../readiness/readiness-probe';
 import { ResponseInterpreter } from './response-interpreter';
+import { CrawlerPort } from './crawler-port';
 import { OriginGate } from '../robots/origin-gate';
 import { ScopeRouter } from '../scopes/scope-router';
 import { Scheduler } from '../scheduling/scheduler';
@@ -86,6 +87,8 @@ export interface Collaborators {
     innerServable(): Promise<boolean>;
     /** A key's clocks changed outside a signal: reschedule its queue and publish them. */
     clocksChanged(key: string): void;
+    /** What the crawler integration calls (`attach()` hands it over); the façade forwards to it too. */
+    port: CrawlerPort;
 }
 
 /**
@@ -104,7 +107,12 @@ export function assemble(
     for (const key of core.router.listedDomains) core.states.update(key, () => undefined);
     const { states, floor, router, registry, scheduler, handouts, quotas, shared, limits, dispatcher, wake, frontier } =
         core;
+    const port = new CrawlerPort({
+        ...{ options, router, registry, states, dispatcher, wake, gate: flow.gate, report: views.report },
+        ...{ recorder: signals.recorder, responses: signals.responses, changed: signals.clocksChanged },
+    });
     return {
+        port,
         ...{ states, floor, router, registry, scheduler, handouts, quotas, shared, limits, dispatcher, wake, frontier },
         innerServable: core.innerServable,
         events: core.events,

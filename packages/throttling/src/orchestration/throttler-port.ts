@@ -1,26 +1,29 @@
-import type { IRequestManager } from '@crawlee/core';
+import type { Request } from '@crawlee/core';
 
 import type { ResolvedThrottlingOptions } from '../config/resolved-options';
-import type { PacingSignal } from '../pacing/pacing-signal';
-import type { NavigationContext } from '../orchestration/response-interpreter';
+import type { NavigationContext } from '../response/navigation-context';
 import type { DomainStatistics } from '../readiness/statistics';
 import type { DomainGate, DomainGateOptions } from '../robots/origin-gate';
+import type { PacingSignal } from './scoped-signal';
 
 /**
- * What the crawler integration needs of a throttler: the manager implements it, and the integration
- * depends on nothing else, so the two do not import each other.
+ * What the crawler integration needs of a throttler, beyond the manager it checks the crawler
+ * takes requests from. `assemble` builds it over the collaborators and `attach()` hands it to the
+ * integration, so neither the integration nor its tests need anything off the manager's public API.
  */
-export interface ThrottlerPort extends IRequestManager {
+export interface ThrottlerPort {
     readonly options: ResolvedThrottlingOptions;
     /** Per-domain statistics (the free retries are summed into Crawlee's statistics). */
     stats(): readonly DomainStatistics[];
     /** Records that responses reach the throttler. */
     markIntegrated(): void;
+    /** Checks one response of a request the throttler handed out (see the manager's `handleResponse`). */
     handleResponse(context: NavigationContext, response: unknown): Promise<void>;
     /** Throws `DomainUnreachableError` when the request's domain spent its error budget. */
-    checkReachable(context: NavigationContext): void;
+    checkReachable(context: { request: Request }): void;
     /** Calls `listener` whenever held-back work becomes ready; returns an unsubscribe. */
     onWake(listener: () => void): () => void;
+    /** Sets the check run per origin before its first dispatch (robots.txt), and again when stale. */
     setDomainGate(gate: DomainGate | undefined, options?: DomainGateOptions): void;
     recordPacingSignal(signal: PacingSignal): boolean;
     /** Skips (or, with undefined, stops skipping) the domain of `url` for its robots.txt crawl delay. */
