@@ -101,9 +101,9 @@ export class DomainIntake {
     }
 
     /**
-     * On local storage, under a layout that moves requests out of `inner`: requests `inner` answered as already handled that it had moved
-     * to their own queue are added there again, in case a kill emptied that copy's file (see
-     * moved-requests.ts); the storage dedupes the rest. Each such request costs a read of `inner`
+     * On local storage, under a layout that moves requests out of `inner` (`'shared'`): requests
+     * `inner` answered as already handled that it had moved to their own queue are added there again,
+     * in case a kill emptied that copy's file (see moved-requests.ts); the storage dedupes the rest. Each such request costs a read of `inner`
      * (a file read on local storage), so none is made before any key has a queue of its own: until
      * then nothing can have been moved. A failed read skips the request; a failed re-add throws.
      */
