@@ -4,12 +4,15 @@ import { RequestQueue } from '@crawlee/core';
 import { ManualClock } from 'crawlee-throttling';
 import { DomainState } from '../../packages/throttling/src/pacing/domain-state';
 import { resolvePolicy } from '../../packages/throttling/src/pacing/policy';
+import type { RestViews } from '../../packages/throttling/src/layout/at-rest';
 import { isAtRest } from '../../packages/throttling/src/layout/at-rest';
 import { FrontierWindow } from '../../packages/throttling/src/layout/frontier-window';
 import type { LockProlonger } from '../../packages/throttling/src/layout/lock-keeper';
 import { LockKeeper } from '../../packages/throttling/src/layout/lock-keeper';
-import { lockProlongerOf } from '../../packages/throttling/src/layout/shared-frontier';
+import { lockProlongerOf } from '../../packages/throttling/src/layout/lock-keeper';
 import { DomainQueue } from '../../packages/throttling/src/core/domain-queue';
+import { OriginBooks } from '../../packages/throttling/src/robots/origin-books';
+import { Scheduler } from '../../packages/throttling/src/scheduling/scheduler';
 import { memoryConfig } from '../helpers/storage';
 
 const LOCK_SECS = 60;
@@ -80,7 +83,7 @@ describe('LockKeeper: the locks of windowed requests', () => {
         expect(window.count).toBe(2);
         clock.advance(11_000);
         await locks.sweep();
-        expect([window.count, entry.queued, locks.size, entry.windowed]).toEqual([0, 0, 0, []]);
+        expect([window.count, entry.queued, locks.size, window.line(entry)]).toEqual([0, 0, 0, []]);
         expect(warnings[0]).toMatch(/Lost the lock of https:\/\/a\.com\/1 .*already been handled/);
     });
 
@@ -140,29 +143,64 @@ describe('isAtRest: when an idle domain may be forgotten', () => {
     const now = Date.UTC(2026, 0, 1);
     const policy = resolvePolicy({}, {});
     const quotaPolicy = resolvePolicy({}, { quota: 10, quotaWindowSecs: 60 });
-    const entry = () => new DomainQueue('a.com', 'throttled-a.com');
     const state = () => new DomainState('a.com');
 
+    /** A domain and the owners of what else is kept of it: the window, the scheduler and the origin gate's books. */
+    function domain() {
+        const e = new DomainQueue('a.com', 'throttled-a.com');
+        const window = new FrontierWindow(10, 10, keeper(undefined).locks);
+        const scheduler = new Scheduler({
+            readyAt: () => now + 1_000,
+            slotBound: () => undefined,
+            checksRunning: () => false,
+        });
+        const books = new OriginBooks();
+        const views: RestViews = { window, scheduler, origins: books };
+        return { e, window, scheduler, books, views };
+    }
+    type Domain = ReturnType<typeof domain>;
+    const entry = () => domain();
+    const atRest = (d: Domain, s: DomainState | undefined, p: typeof policy, at: number) =>
+        isAtRest(d.e, d.views, s, p, at);
+
     test('a fresh domain with nothing waiting is at rest, with or without a state', () => {
-        expect(isAtRest(entry(), undefined, policy, now)).toBe(true);
-        expect(isAtRest(entry(), state(), policy, now)).toBe(true);
+        expect(atRest(entry(), undefined, policy, now)).toBe(true);
+        expect(atRest(entry(), state(), policy, now)).toBe(true);
     });
 
-    test.each<[string, (e: DomainQueue, s: DomainState) => void]>([
-        ['requests queued', (e) => (e.queued = 1)],
-        ['requests in the window', (e) => (e.windowed = [{} as Request])],
-        ['filed in the scheduler', (e) => (e.scheduled = 'heap')],
-        ['an origin check running', (e) => (e.gatesPending = 1)],
-        ['an origin check due', (e) => (e.checksDue ??= new Map()).set('https://a.com', 'https://a.com/')],
-        ['a check retry pending', (e) => (e.retryPending ??= new Set()).add('https://a.com')],
-        ['an origin check retried in a row', (e) => (e.retriedOrigins ??= new Map()).set('https://a.com', 1)],
+    test.each<[string, (d: Domain, s: DomainState) => void]>([
+        ['requests queued', (d) => (d.e.queued = 1)],
+        ['requests in the window', (d) => d.window.file(d.e, request('https://a.com/1'))],
+        [
+            'filed in the scheduler',
+            (d) => {
+                d.e.queued = 1;
+                d.scheduler.touch(d.e, now);
+                d.e.queued = 0;
+            },
+        ],
+        ['an origin check running', (d) => (d.books.of(d.e).gatesPending = 1)],
+        [
+            'an origin check due',
+            (d) => (d.books.of(d.e).checksDue ??= new Map()).set('https://a.com', 'https://a.com/'),
+        ],
+        ['a check retry pending', (d) => (d.books.of(d.e).retryPending ??= new Set()).add('https://a.com')],
+        [
+            'an origin check retried in a row',
+            (d) => (d.books.of(d.e).retriedOrigins ??= new Map()).set('https://a.com', 1),
+        ],
         [
             'an origin blocked (robots.txt unreachable)',
-            (e) => (e.blockedOrigins ??= new Map()).set('https://a.com', { until: now + 1, reason: 'x', attempts: 2 }),
+            (d) =>
+                (d.books.of(d.e).blockedOrigins ??= new Map()).set('https://a.com', {
+                    until: now + 1,
+                    reason: 'x',
+                    attempts: 2,
+                }),
         ],
-        ['a shared lease', (e) => (e.sharedLease = now)],
-        ['held for another scope', (e) => (e.blockedUntil = now + 1)],
-        ['its queue opening', (e) => (e.opening = Promise.resolve({} as never))],
+        ['a shared lease', (d) => (d.e.sharedLease = now)],
+        ['held for another scope', (d) => (d.e.blockedUntil = now + 1)],
+        ['its queue opening', (d) => (d.e.opening = Promise.resolve({} as never))],
         ['a request in flight', (_e, s) => s.dispatch(now, 0, policy)],
         ['its crawl-delay clock running', (_e, s) => (s.nextDispatchAt = now + 1)],
         ['backing off', (_e, s) => (s.backoffUntil = now + 1)],
@@ -179,23 +217,23 @@ describe('isAtRest: when an idle domain may be forgotten', () => {
         ['skipped for its crawl delay', (_e, s) => (s.excessiveCrawlDelaySecs = 120)],
         ['an announced pace', (_e, s) => (s.announcedUntil = now + 1)],
     ])('not at rest with %s', (_name, change) => {
-        const e = entry();
+        const d = entry();
         const s = state();
-        change(e, s);
-        expect(isAtRest(e, s, policy, now)).toBe(false);
+        change(d, s);
+        expect(atRest(d, s, policy, now)).toBe(false);
     });
 
     test('a block on an origin that has ended leaves it at rest: met again, the origin is read again as for a fresh domain', () => {
-        const e = entry();
-        (e.blockedOrigins ??= new Map()).set('https://a.com', { until: now, reason: 'x', attempts: 2 });
-        expect(isAtRest(e, state(), policy, now)).toBe(true);
-        expect(isAtRest(e, state(), policy, now - 1)).toBe(false);
+        const d = entry();
+        (d.books.of(d.e).blockedOrigins ??= new Map()).set('https://a.com', { until: now, reason: 'x', attempts: 2 });
+        expect(atRest(d, state(), policy, now)).toBe(true);
+        expect(atRest(d, state(), policy, now - 1)).toBe(false);
     });
 
     test('quota spent in the current window keeps it; in an earlier window it does not', () => {
         const s = state();
         s.spend(now, 1, quotaPolicy.quota);
-        expect(isAtRest(entry(), s, quotaPolicy, now)).toBe(false);
-        expect(isAtRest(entry(), s, quotaPolicy, now + 60_000)).toBe(true);
+        expect(atRest(entry(), s, quotaPolicy, now)).toBe(false);
+        expect(atRest(entry(), s, quotaPolicy, now + 60_000)).toBe(true);
     });
 });

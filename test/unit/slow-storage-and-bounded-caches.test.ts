@@ -133,8 +133,8 @@ describe('caches stay bounded over many origins', () => {
             now += 1;
         }
         await new Promise((resolve) => setImmediate(resolve));
-        expect(entry.gatesPending).toBe(0);
-        expect(entry.checkedOrigins?.size ?? 0).toBeLessThanOrEqual(1_000);
+        expect(gate.books.peek(entry)?.gatesPending).toBe(0);
+        expect(gate.books.peek(entry)?.checkedOrigins?.size ?? 0).toBeLessThanOrEqual(1_000);
         expect(MAX_CHECKED_ORIGINS_PER_KEY).toBe(1_000);
         // The newest are remembered (not due), the oldest forgotten (due once more).
         expect(gate.isDue(entry, 'https://s4999.example.com/', now)).toBe(false);

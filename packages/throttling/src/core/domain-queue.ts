@@ -1,14 +1,4 @@
-import type { IRequestManager, Request } from '@crawlee/core';
-
-/** An origin whose robots.txt stayed unreachable: its requests fail without being sent until `until`. */
-export interface OriginBlock {
-    /** Epoch ms when the block ends and robots.txt is read again. */
-    readonly until: number;
-    /** What the last read met, e.g. `answered 503`. */
-    readonly reason: string;
-    /** Reads that failed in a row. */
-    readonly attempts: number;
-}
+import type { IRequestManager } from '@crawlee/core';
 
 /** What names a key's queue (a `QueueNamespace`). */
 export interface QueueNaming {
@@ -16,9 +6,11 @@ export interface QueueNaming {
 }
 
 /**
- * The queue side of one throttled domain: its `throttled-<domain>` queue (under the shared layout,
- * also its line in the frontier window) and the counts the scheduler keeps so it never has to ask
- * the queue whether there is work.
+ * The queue side of one throttled domain, as every layer reads it: its key, its `throttled-<domain>`
+ * queue and the count of requests waiting for it, so the scheduler never has to ask the queue whether
+ * there is work. What the collaborators keep of a domain they keep themselves, keyed by this record:
+ * the scheduler where it is filed, the origin gate its origin checks (`OriginBooks`), the frontier
+ * window its line of requests.
  */
 export class DomainQueue {
     /** The opened queue; undefined until first use. */
@@ -27,31 +19,6 @@ export class DomainQueue {
     opening?: Promise<IRequestManager>;
     /** Requests waiting in the queue (and in the frontier window) as far as this process knows. */
     queued = 0;
-    /**
-     * `queueLayout: 'shared'`: the key's requests waiting in the frontier window, oldest first. Each
-     * is locked in `inner`, where it stays stored; they are served before the key's own queue.
-     */
-    windowed?: Request[];
-    /** Where the domain sits in the scheduler, so it is never filed twice. */
-    scheduled?: 'ring' | 'heap';
-    /** Origin checks (robots.txt) running; the domain's requests wait while any runs. */
-    gatesPending = 0;
-    /**
-     * Origin checks due but not started, by origin (the URL to check): each waits for the key's pace.
-     * This and the origin bookkeeping below are created on first use and dropped once empty: most keys
-     * of a broad crawl never need most of them, and an empty Map costs as much as a small domain state.
-     */
-    checksDue?: Map<string, string>;
-    /** When each origin of the domain was last checked, so the check runs once per origin (and again when stale). */
-    checkedOrigins?: Map<string, number>;
-    /** Retries each origin's check has had in a row (robots.txt answered 429 or 5xx, or not at all). */
-    retriedOrigins?: Map<string, number>;
-    /** Origins whose robots.txt stayed unreachable through its retries, and until when (RFC 9309 §2.3.1.4). */
-    blockedOrigins?: Map<string, OriginBlock>;
-    /** Origins to check again before their next dispatch (that retry, not yet run). */
-    retryPending?: Set<string>;
-    /** Bumped on every filing in the waiting heap, so older heap items are recognised as stale. */
-    heapVersion = 0;
     /** Held until then because the head request waits for another of its scopes (or a quota). */
     blockedUntil = 0;
     /**
@@ -71,16 +38,6 @@ export class DomainQueue {
     /** The name of the key's `throttled-<domain>` queue. */
     get queueName(): string {
         return typeof this.naming === 'string' ? this.naming : this.naming.nameOf(this.key);
-    }
-
-    /** Requests are held until its origin checks (robots.txt) finish. */
-    get gated(): boolean {
-        return this.gatesPending > 0 || this.checksDue !== undefined;
-    }
-
-    /** Held only by checks that wait for the key's pace: the scheduler files it so they can start. */
-    get awaitsCheck(): boolean {
-        return this.checksDue !== undefined;
     }
 
     /** The opened queue; only valid after the scheduler opened it. */

@@ -7,7 +7,7 @@ import type { DomainStateStore } from '../pacing/domain-state-store';
 import type { PacingFloor } from '../pacing/pacing-floor';
 import type { QuotaLedger } from './quota-ledger';
 import type { DomainQueue } from '../core/domain-queue';
-import { everyOriginBlocked, robotsUnreachableFailure } from '../robots/origin-blocks';
+import type { OriginBooks } from '../robots/origin-books';
 import type { ScopeRouter } from '../scopes/scope-router';
 import type { MaybePromise } from '../core/maybe-promise';
 import { andThen } from '../core/maybe-promise';
@@ -37,6 +37,8 @@ export interface DispatcherDeps {
     quotas: QuotaLedger;
     handouts: HandoutLedger;
     clock: Clock;
+    /** The origin gate's bookkeeping: whether a key's origins are blocked (robots.txt stayed unreachable). */
+    origins: Pick<OriginBooks, 'everyBlocked' | 'failureOf'>;
     /** A request of `key` went out (the shared learned rate counts it). */
     departed?(key: string): void;
 }
@@ -58,6 +60,8 @@ export class Dispatcher {
     private readonly quotas: QuotaLedger;
     private readonly handouts: HandoutLedger;
     private readonly clock: Clock;
+    // The origin blocks the gate recorded, read to fail a blocked origin's requests unsent.
+    private readonly origins: Pick<OriginBooks, 'everyBlocked' | 'failureOf'>;
     private readonly departed?: (key: string) => void;
 
     constructor(deps: DispatcherDeps) {
@@ -71,6 +75,7 @@ export class Dispatcher {
             quotas: this.quotas,
             handouts: this.handouts,
             clock: this.clock,
+            origins: this.origins,
             departed: this.departed,
         } = deps);
     }
@@ -81,7 +86,7 @@ export class Dispatcher {
         const policy = this.router.policyOf(entry.key);
         // A domain past its error budget, skipped for its crawl delay, or whose robots.txt stayed
         // unreachable, hands its requests out at once, to fail them without waiting.
-        if (state && (this.failFast(entry.key) || everyOriginBlocked(entry, now))) {
+        if (state && (this.failFast(entry.key) || this.origins.everyBlocked(entry, now))) {
             return state.inFlight < state.concurrencyLimit(policy) ? 0 : Number.POSITIVE_INFINITY;
         }
         return Math.max(state ? state.readyAt(policy, now) : 0, entry.blockedUntil);
@@ -97,7 +102,7 @@ export class Dispatcher {
         const key = handout?.domain?.key ?? this.router.domainKeyOf(request.url);
         const failure = key === undefined ? undefined : this.failFast(key);
         if (failure) throw failure(request.url);
-        const blocked = handout?.domain && robotsUnreachableFailure(handout.domain, request.url, this.clock.now());
+        const blocked = handout?.domain && this.origins.failureOf(handout.domain, request.url, this.clock.now());
         if (blocked) throw blocked;
         if (handout?.unreachable) {
             request.noRetry = false;

@@ -1,6 +1,6 @@
 import type { IRequestManager, Request } from '@crawlee/core';
 
-import type { FrontierWindow } from '../layout/frontier-window';
+import type { LayoutStrategy, Windowed } from '../layout/layout-strategy';
 import type { DomainQueue } from '../core/domain-queue';
 import type { DomainRegistry } from '../queues/domain-registry';
 import type { OriginGate } from '../robots/origin-gate';
@@ -17,8 +17,8 @@ export interface DomainFetcherDeps {
     scheduler: Scheduler;
     dispatcher: Dispatcher;
     gate: OriginGate;
-    /** The shared layout's frontier window: a key's line there is served before its own queue. */
-    window?: FrontierWindow;
+    /** Where a key's requests wait: its own queue, and a line in the frontier window served before it. */
+    layout: LayoutStrategy;
 }
 
 /** What one attempt at a ready domain came to: a request, nothing, or an origin to check first. */
@@ -30,7 +30,7 @@ type Attempt = { request: Request } | { check: DomainQueue; url: string } | 'nex
  */
 type Head =
     | { request: Request; from: 'queue'; queue: IRequestManager }
-    | { request: Request; from: 'window'; inner: IRequestManager; lockedUntil: number };
+    | { request: Request; from: 'window'; inner: IRequestManager; held: Windowed };
 
 /**
  * Serves the domain queues: takes the next ready domain, reserves its window (before any await that
@@ -53,17 +53,16 @@ export class DomainFetcher {
     }
 
     private async attempt(entry: DomainQueue): Promise<Attempt> {
-        const { registry, scheduler, dispatcher, clock } = this.deps;
-        // Under the shared layout only a key that overflowed the window has a queue of its own.
-        const queue = !this.deps.window || entry.opened || entry.opening ? await registry.open(entry) : undefined;
+        const { scheduler, dispatcher, clock } = this.deps;
+        const queue = await this.deps.layout.servedQueue(entry);
         const now = clock.now();
-        if (entry.awaitsCheck) {
+        if (this.deps.gate.books.awaitsCheck(entry)) {
             // Its origin checks go first, at the key's pace.
             this.deps.gate.startDue(entry);
             return 'next';
         }
         // Another fetch may have filed and served the domain while its queue opened.
-        if (entry.queued <= 0 || entry.gated || dispatcher.readyAt(entry, now) > now) {
+        if (entry.queued <= 0 || this.deps.gate.books.holds(entry) || dispatcher.readyAt(entry, now) > now) {
             scheduler.touch(entry, now);
             return 'next';
         }
@@ -91,7 +90,7 @@ export class DomainFetcher {
         if (!head) {
             // Our count was ahead of the queue (e.g. requests locked elsewhere): give the slot back.
             this.giveBack(ticket, 0);
-            entry.queued = entry.windowed?.length ?? 0;
+            entry.queued = this.deps.layout.windowed(entry);
             return 'next';
         }
         return this.handOutOrHold(ticket, head);
@@ -99,11 +98,11 @@ export class DomainFetcher {
 
     /** The key's next request: the head of its window line (given a full lock time), else of its queue. */
     private async takeHead(entry: DomainQueue, queue: IRequestManager | undefined): Promise<Head | 'lost' | null> {
-        const { window, registry } = this.deps;
-        const held = window?.take(entry);
-        if (held && window) {
-            if (!(await window.keepLock(held.request, held.lockedUntil))) return 'lost';
-            return { ...held, from: 'window', inner: await registry.getInner() };
+        const { layout, registry } = this.deps;
+        const held = layout.takeWindowed(entry);
+        if (held) {
+            if (!(await layout.keepLock(held))) return 'lost';
+            return { request: held.request, from: 'window', inner: await registry.getInner(), held };
         }
         if (!queue) return null;
         const request = await this.fetchHead(entry, queue);
@@ -112,7 +111,7 @@ export class DomainFetcher {
 
     /** Puts a head request that did not go out back where it came from, at the front. */
     private async putBack(entry: DomainQueue, head: Head): Promise<void> {
-        if (head.from === 'window') this.deps.window!.putBack(entry, head.request, head.lockedUntil);
+        if (head.from === 'window') this.deps.layout.putBack(entry, head.held);
         else await head.queue.reclaimRequest(head.request, { forefront: true });
     }
 

@@ -1,7 +1,16 @@
 import type { ResolvedPolicy } from '../pacing/policy';
 import type { DomainState } from '../pacing/domain-state';
 import type { DomainQueue } from '../core/domain-queue';
-import { anyOriginBlocked } from '../robots/origin-blocks';
+import type { OriginBooks } from '../robots/origin-books';
+import type { Scheduler } from '../scheduling/scheduler';
+import type { FrontierWindow } from './frontier-window';
+
+/** What the owners of a domain's other state say of it: the window, the scheduler and the origin gate. */
+export interface RestViews {
+    window: Pick<FrontierWindow, 'waiting'>;
+    scheduler: Pick<Scheduler, 'isFiled'>;
+    origins: Pick<OriginBooks, 'atRest'>;
+}
 
 /**
  * Whether a domain can be forgotten at `now` without changing how it would be paced: nothing of it
@@ -10,19 +19,19 @@ import { anyOriginBlocked } from '../robots/origin-blocks';
  * not (every clock run out, no raised pacing or remembered backoff step, no refusal run or error
  * count, no announced pace, no quota spent in the current window, no skip for its crawl delay, no
  * origin blocked for an unreachable robots.txt, no retried robots.txt read). A forgotten domain met
- * again starts fresh and has its robots.txt read again. Pure: a function of its arguments. The
+ * again starts fresh and has its robots.txt read again. Reads only: a function of its arguments. The
  * table in docs/broad-crawls.md lists these rules one by one; keep the two in step.
  */
 export function isAtRest(
     entry: DomainQueue,
+    views: RestViews,
     state: DomainState | undefined,
     policy: ResolvedPolicy,
     now: number,
 ): boolean {
-    if (entry.queued > 0 || (entry.windowed?.length ?? 0) > 0 || entry.scheduled !== undefined) return false;
-    if (entry.gatesPending > 0 || entry.checksDue !== undefined || entry.retryPending !== undefined) return false;
+    if (entry.queued > 0 || views.window.waiting(entry) > 0 || views.scheduler.isFiled(entry)) return false;
     // A retried read counts towards the origin's retries in a row; a block fails its requests until it ends.
-    if (entry.retriedOrigins !== undefined || anyOriginBlocked(entry, now)) return false;
+    if (!views.origins.atRest(entry, now)) return false;
     if (entry.sharedLease !== undefined || entry.blockedUntil > now || (entry.opening && !entry.opened)) return false;
     if (!state) return true;
     return (

@@ -1,5 +1,3 @@
-import type { DomainQueue } from '../core/domain-queue';
-
 /**
  * Longest a domain's clocks may still run for one of its requests to wait in the frontier window.
  * Only requests that will go soon wait there, so a full window drains soon and holding back `inner`
@@ -9,10 +7,10 @@ import type { DomainQueue } from '../core/domain-queue';
 export const WINDOW_MAX_WAIT_MS = 5_000;
 
 /**
- * Whether a domain that is not ready will be soon: its origin check (robots.txt) is running or due,
+ * Whether a domain that is not ready will be soon: its origin check (robots.txt) is running or due (`gated`),
  * its slots are busy (`readyAt` Infinity: a completion frees one), or its clocks run out within
  * {@link WINDOW_MAX_WAIT_MS}. Pure.
  */
-export function waitsBriefly(entry: DomainQueue, readyAt: number, now: number): boolean {
-    return entry.gated || readyAt === Number.POSITIVE_INFINITY || readyAt - now <= WINDOW_MAX_WAIT_MS;
+export function waitsBriefly(gated: boolean, readyAt: number, now: number): boolean {
+    return gated || readyAt === Number.POSITIVE_INFINITY || readyAt - now <= WINDOW_MAX_WAIT_MS;
 }

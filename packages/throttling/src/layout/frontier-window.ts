@@ -3,9 +3,12 @@ import type { Request } from '@crawlee/core';
 import type { DomainQueue } from '../core/domain-queue';
 import type { LockKeeper } from './lock-keeper';
 
+/** The line of a domain with nothing waiting. */
+const NO_LINE: readonly Request[] = Object.freeze([]);
+
 /**
  * The shared layout's frontier window: requests taken from `inner` whose domain was not ready, held
- * in memory in one line per domain (`DomainQueue.windowed`) while they stay locked, and stored, in
+ * in memory in one line per domain (kept here, oldest first) while they stay locked, and stored, in
  * `inner`. It is bounded twice: `size` requests in all, so memory does not grow with the frontier
  * (no more are taken from `inner` while it is full), and `perDomain` requests per domain, so one busy
  * domain cannot fill it (its further requests go to a queue of its own).
@@ -13,8 +16,8 @@ import type { LockKeeper } from './lock-keeper';
 export class FrontierWindow {
     // Requests held across all lines.
     private held = 0;
-    // Domains with a line (at least one request waiting here).
-    private readonly withLines = new Set<DomainQueue>();
+    // Each domain's line, oldest first; a domain is here while at least one of its requests waits.
+    private readonly linesOf = new Map<DomainQueue, Request[]>();
 
     constructor(
         readonly size: number,
@@ -29,7 +32,22 @@ export class FrontierWindow {
 
     /** The domains with requests waiting here. */
     lines(): IterableIterator<DomainQueue> {
-        return this.withLines.values();
+        return this.linesOf.keys();
+    }
+
+    /** The requests of `entry`'s domain waiting here, oldest first. */
+    line(entry: DomainQueue): readonly Request[] {
+        return this.linesOf.get(entry) ?? NO_LINE;
+    }
+
+    /** How many requests of `entry`'s domain wait here. */
+    waiting(entry: DomainQueue): number {
+        return this.linesOf.get(entry)?.length ?? 0;
+    }
+
+    /** Every request waiting here, line by line. */
+    requests(): Request[] {
+        return [...this.linesOf.values()].flat();
     }
 
     /** No request may be taken from `inner` until one leaves. */
@@ -39,7 +57,7 @@ export class FrontierWindow {
 
     /** Whether the window has room for one more request of `entry`'s domain. */
     admits(entry: DomainQueue): boolean {
-        return !this.full && (entry.windowed?.length ?? 0) < this.perDomain;
+        return !this.full && this.waiting(entry) < this.perDomain;
     }
 
     /**
@@ -47,9 +65,8 @@ export class FrontierWindow {
      * queue, the window leaves `DomainQueue.queued` to its callers, who count it as waiting work.
      */
     file(entry: DomainQueue, request: Request): void {
-        (entry.windowed ??= []).push(request);
+        this.lineOf(entry).push(request);
         this.held += 1;
-        this.withLines.add(entry);
         this.locks.track(request, entry);
     }
 
@@ -58,10 +75,11 @@ export class FrontierWindow {
      * The caller hands it out (after {@link keepLock}) or {@link putBack}s it.
      */
     take(entry: DomainQueue): { request: Request; lockedUntil: number } | undefined {
-        const request = entry.windowed?.shift();
+        const line = this.linesOf.get(entry);
+        const request = line?.shift();
         if (!request) return undefined;
         this.held -= 1;
-        if (entry.windowed!.length === 0) this.withLines.delete(entry);
+        if (line!.length === 0) this.linesOf.delete(entry);
         const lockedUntil = this.locks.untrack(request) ?? 0;
         return { request, lockedUntil };
     }
@@ -73,30 +91,36 @@ export class FrontierWindow {
 
     /** Puts a request that did not go out back at the head of its domain's line, lock and all. */
     putBack(entry: DomainQueue, request: Request, lockedUntil: number): void {
-        (entry.windowed ??= []).unshift(request);
+        this.lineOf(entry).unshift(request);
         this.held += 1;
-        this.withLines.add(entry);
         this.locks.track(request, entry, lockedUntil);
     }
 
     /** Drops a request whose lock was lost: it no longer waits here, and `inner` will hand it out again. */
     drop(entry: DomainQueue, request: Request): void {
-        const line = entry.windowed;
+        const line = this.linesOf.get(entry);
         const at = line ? line.indexOf(request) : -1;
         if (!line || at < 0) return;
         line.splice(at, 1);
         this.held -= 1;
         entry.queued -= 1;
-        if (line.length === 0) this.withLines.delete(entry);
+        if (line.length === 0) this.linesOf.delete(entry);
+    }
+
+    /** The line of `entry`'s domain, made when its first request is filed. */
+    private lineOf(entry: DomainQueue): Request[] {
+        let line = this.linesOf.get(entry);
+        if (!line) {
+            line = [];
+            this.linesOf.set(entry, line);
+        }
+        return line;
     }
 
     /** Forgets every line (the queues were dropped). */
     clear(): void {
-        for (const entry of this.withLines) {
-            entry.queued -= entry.windowed?.length ?? 0;
-            entry.windowed = undefined;
-        }
-        this.withLines.clear();
+        for (const [entry, line] of this.linesOf) entry.queued -= line.length;
+        this.linesOf.clear();
         this.held = 0;
         this.locks.clear();
     }

@@ -2,6 +2,7 @@ import type { ResolvedPolicy } from '../pacing/policy';
 import type { DomainStateStore } from '../pacing/domain-state-store';
 import type { DomainQueue } from '../core/domain-queue';
 import type { DomainRegistry } from '../queues/domain-registry';
+import type { RestViews } from './at-rest';
 import { isAtRest } from './at-rest';
 
 /** What eviction works with. */
@@ -13,10 +14,12 @@ export interface IdleEvictionDeps {
     pinned(key: string): boolean;
     /** Most keys kept (`maxThrottledDomains`). */
     bound: number;
+    /** What the window, the scheduler and the origin gate keep of a key, to tell whether it is at rest. */
+    views: RestViews;
 }
 
-/** Told of every key evicted, to drop what it keeps per key (robots.txt crawl delays, reported rates). */
-export type ForgetListener = (key: string) => void;
+/** Told of every key evicted, to drop what it keeps per key (robots.txt crawl delays and origin checks, reported rates). */
+export type ForgetListener = (key: string, entry: DomainQueue) => void;
 
 /** Keys looked at beyond the excess in one call, so a run of busy keys at the front is stepped over. */
 const EXTRA_LOOKS = 32;
@@ -59,7 +62,7 @@ export class IdleEviction {
             }
             registry.forget(entry);
             this.deps.states.delete?.(entry.key);
-            for (const listener of this.listeners) listener(entry.key);
+            for (const listener of this.listeners) listener(entry.key, entry);
             excess -= 1;
             evicted += 1;
         }
@@ -69,6 +72,6 @@ export class IdleEviction {
 
     private evictable(entry: DomainQueue, now: number): boolean {
         if (this.deps.pinned(entry.key)) return false;
-        return isAtRest(entry, this.deps.states.read(entry.key), this.deps.policyOf(entry.key), now);
+        return isAtRest(entry, this.deps.views, this.deps.states.read(entry.key), this.deps.policyOf(entry.key), now);
     }
 }

@@ -1,4 +1,4 @@
-import type { Request } from '@crawlee/core';
+import type { IRequestManager, Request } from '@crawlee/core';
 
 import type { DomainQueue } from '../core/domain-queue';
 import type { Clock } from '../core/clock';
@@ -137,4 +137,24 @@ export class LockKeeper {
         clearInterval(this.timer);
         this.timer = undefined;
     }
+}
+
+/** The storage client behind a Crawlee RequestQueue, as far as locks go. */
+interface LockingClient {
+    prolongRequestLock(id: string, options: { lockSecs: number }): Promise<{ lockExpiresAt: Date }>;
+}
+
+/**
+ * How to extend a lock in `inner`: through its storage client when it is a Crawlee RequestQueue.
+ * Undefined for a manager without locks (a RequestList, a custom manager): nothing of it expires.
+ */
+export function lockProlongerOf(inner: IRequestManager): LockProlonger | undefined {
+    const client = (inner as { client?: Partial<LockingClient> }).client;
+    if (typeof client?.prolongRequestLock !== 'function') return undefined;
+    const locking = client as LockingClient;
+    return async (request, lockSecs) => {
+        if (!request.id) throw new Error(`${request.url} has no id to prolong its lock by`);
+        const { lockExpiresAt } = await locking.prolongRequestLock(request.id, { lockSecs });
+        return new Date(lockExpiresAt).getTime();
+    };
 }

@@ -8,7 +8,8 @@ import { DomainFetcher } from '../dispatch/domain-fetcher';
 import { HandoutLedger } from '../dispatch/handout-ledger';
 import { InnerDrain } from './inner-drain';
 import { ThrottlingEventEmitter } from '../core/throttling-events';
-import { SharedFrontier } from '../layout/shared-frontier';
+import type { LayoutStrategy } from '../layout/layout-strategy';
+import { LAYOUTS } from '../layout/layouts';
 import { WakeSignal } from '../readiness/wake-signal';
 import { IpScopes } from '../ip/ip-scopes';
 import type { ResolvedThrottlingOptions } from '../config/resolved-options';
@@ -32,6 +33,7 @@ import { DomainReport } from '../readiness/domain-report';
 import { ReadinessProbe } from '../readiness/readiness-probe';
 import { ResponseInterpreter } from './response-interpreter';
 import { CrawlerPort } from './crawler-port';
+import { OriginBooks } from '../robots/origin-books';
 import { OriginGate } from '../robots/origin-gate';
 import { ScopeRouter } from '../scopes/scope-router';
 import { Scheduler } from '../scheduling/scheduler';
@@ -81,8 +83,8 @@ export interface Collaborators {
     purger: StoragePurge;
     /** The address scope of each request; undefined unless `throttleBy: 'ip'`. */
     ipScopes?: IpScopes;
-    /** The frontier window and idle-domain eviction of `queueLayout: 'shared'`; undefined otherwise. */
-    frontier?: SharedFrontier;
+    /** Where requests wait (`queueLayout`): the per-domain queues, or `inner` with the frontier window. */
+    layout: LayoutStrategy;
     /** Whether `inner` has work a fetch could take now (not while the frontier window is full). */
     innerServable(): Promise<boolean>;
     /** A key's clocks changed outside a signal: reschedule its queue and publish them. */
@@ -105,7 +107,7 @@ export function assemble(
     const signals = buildSignals(core, flow);
     const views = buildViews(core, flow, signals);
     for (const key of core.router.listedDomains) core.states.update(key, () => undefined);
-    const { states, floor, router, registry, scheduler, handouts, quotas, shared, limits, dispatcher, wake, frontier } =
+    const { states, floor, router, registry, scheduler, handouts, quotas, shared, limits, dispatcher, wake, layout } =
         core;
     const port = new CrawlerPort({
         ...{ options, router, registry, states, dispatcher, wake, gate: flow.gate, report: views.report },
@@ -113,7 +115,7 @@ export function assemble(
     });
     return {
         port,
-        ...{ states, floor, router, registry, scheduler, handouts, quotas, shared, limits, dispatcher, wake, frontier },
+        ...{ states, floor, router, registry, scheduler, handouts, quotas, shared, limits, dispatcher, wake, layout },
         innerServable: core.innerServable,
         events: core.events,
         ipScopes: core.ipScopes,
@@ -136,7 +138,9 @@ function buildCore(options: ResolvedThrottlingOptions, config: Configuration | u
     const states = learned.watch(new InMemoryDomainStateStore());
     const floor = new PacingFloor(options.minCrawlDelayMs);
     const router = new ScopeRouter(options, warnOnce);
-    const registry = new DomainRegistry(options, router, config);
+    // The one place the queue layout is chosen; everything else asks the strategy.
+    const layoutKind = LAYOUTS[options.queueLayout];
+    const registry = new DomainRegistry(options, router, layoutKind.keyRules(options), config);
     const handouts = new HandoutLedger();
     const late = (): { scheduler: Scheduler; wake: WakeSignal } => ({ scheduler, wake });
     const ipScopes: IpScopes | undefined = options.paceByIp ? buildIpScopes(options, log, late) : undefined;
@@ -151,29 +155,26 @@ function buildCore(options: ResolvedThrottlingOptions, config: Configuration | u
     const quotaFreed = () => scheduler.releaseHolds(registry.all(), now());
     const quotas = new QuotaLedger(options, router, states, floor, limits, ipScopes, quotaFreed);
     const departed = (key: string) => rates.departed(key);
+    // The origin gate's bookkeeping, made here because the dispatcher and the scheduler read it too.
+    const origins = new OriginBooks();
     const dispatcher = new Dispatcher({
-        ...{ options, router, states, floor, shared, limits, quotas, handouts, clock, departed },
+        ...{ options, router, states, floor, shared, limits, quotas, handouts, clock, origins, departed },
     });
     const scheduler = new Scheduler({
         readyAt: (entry, at) => dispatcher.readyAt(entry, at),
         slotBound: (entry, at) => states.update(entry.key, (s) => s.noteSlotBound(at, router.policyOf(entry.key))),
+        checksRunning: (entry) => origins.checksRunning(entry),
     });
     const touch = (entry: DomainQueue) => scheduler.touch(entry, now());
     const wake = new WakeSignal(clock, () => scheduler.nextReadyAt(now()));
     const events = new ThrottlingEventEmitter(warn);
     const readyAt = (entry: DomainQueue, at: number) => dispatcher.readyAt(entry, at);
-    const frontier =
-        options.queueLayout === 'shared'
-            ? new SharedFrontier({ options, clock, registry, states, router, readyAt, warn })
-            : undefined;
+    const layout = layoutKind.build({ options, clock, registry, states, router, readyAt, origins, scheduler, warn });
     // A failed background batch is reported here; its requests were not stored.
     const landing = new BatchLanding((e) =>
         log.error(`A background batch of addRequestsBatched failed; its requests were not added: ${e.message}`),
     );
-    const innerServable = async () => {
-        const inner = await registry.getInner();
-        return frontier ? frontier.innerServable(inner) : !(await inner.isEmpty());
-    };
+    const innerServable = async () => layout.innerServable(await registry.getInner());
     return {
         ...{
             options,
@@ -187,7 +188,8 @@ function buildCore(options: ResolvedThrottlingOptions, config: Configuration | u
             events,
             ipScopes,
             learned,
-            frontier,
+            origins,
+            layout,
             innerServable,
             landing,
         },
@@ -281,18 +283,21 @@ function buildSharing(
 /** The way requests take: origin checks, persistence, intake and both fetch paths. */
 function buildFlow(core: Core) {
     const { options, config, clock, now, warn, warnOnce, touch, states, floor, router, registry } = core;
-    const { handouts, dispatcher, scheduler, wake } = core;
-    const gate = new OriginGate({
-        now,
-        readyAt: (entry, at) => dispatcher.readyAt(entry, at),
-        openProbe: (entry, at) => dispatcher.open(entry, at, true),
-        finishProbe: (ticket) => dispatcher.finishProbe(ticket as Ticket),
-        released: (entry) => {
-            touch(entry);
-            wake.wake();
+    const { handouts, dispatcher, scheduler, wake, origins } = core;
+    const gate = new OriginGate(
+        {
+            now,
+            readyAt: (entry, at) => dispatcher.readyAt(entry, at),
+            openProbe: (entry, at) => dispatcher.open(entry, at, true),
+            finishProbe: (ticket) => dispatcher.finishProbe(ticket as Ticket),
+            released: (entry) => {
+                touch(entry);
+                wake.wake();
+            },
+            warn,
         },
-        warn,
-    });
+        origins,
+    );
     // A restored clock is never further ahead than the longest wait a live crawl could set.
     const restoreCapMs = (key: string) => {
         const policy = router.policyOf(key);
@@ -311,18 +316,17 @@ function buildFlow(core: Core) {
         scopeUpdates,
         restoreScopeUpdates,
         ...{ options, config, clock, states, floor, registry, listedDomains, restoreCapMs, restored: touch, warn },
+        layout: core.layout,
     });
-    const { events, frontier, ipScopes, landing } = core;
-    const evictIdle = (at: number, keep: DomainQueue) => frontier?.eviction.evict(at, keep);
+    const { events, layout, ipScopes, landing } = core;
     const intake = new DomainIntake({
-        ...{ options, clock, router, registry, states, gate, persister, scheduler, events, evictIdle, ipScopes, warn },
+        ...{ options, clock, router, registry, states, gate, persister, scheduler, events, layout, ipScopes, warn },
         ...{ landing, warnOnce: core.warnOnce },
     });
-    const window = frontier?.window;
-    const domainFetcher = new DomainFetcher({ clock, registry, scheduler, dispatcher, gate, window });
+    const domainFetcher = new DomainFetcher({ clock, registry, scheduler, dispatcher, gate, layout });
     const error = (m: string, data: Record<string, unknown>) => core.log.error(m, data);
     const innerDrain = new InnerDrain({
-        ...{ clock, router, registry, intake, dispatcher, handouts, frontier, warnOnce, error },
+        ...{ clock, router, registry, intake, dispatcher, handouts, layout, origins, warnOnce, error },
     });
     return { gate, persister, intake, domainFetcher, innerDrain, editor };
 }
@@ -367,14 +371,15 @@ function buildSignals(core: Core, flow: ReturnType<typeof buildFlow>) {
         ...{ clock, router, states, floor, registry, handouts, shared, limits: core.limits, scheduler, recorder },
     });
     // An evicted key met again is a new one: what robots.txt said of its origins is read again.
-    core.frontier?.eviction.onForget((key) => recorder.forget(key));
+    core.layout.onForget((key) => recorder.forget(key));
     const readyAt = (entry: DomainQueue, at: number) => dispatcher.readyAt(entry, at);
     const maxDomainStallMs = options.maxDomainStallMs;
-    const { innerServable, frontier, wake, landing } = core;
+    const { innerServable, layout, wake, landing } = core;
     const probe = new ReadinessProbe({
         ...{ clock, registry, scheduler, states, maxDomainStallMs, readyAt, innerServable },
         landing: (queue) => landing.landing(queue),
-        tidy: (at) => frontier?.tidy(at),
+        tidy: (at) => layout.tidy(at),
+        windowed: (entry) => layout.windowed(entry),
         idle: () => wake.schedule(),
     });
     return { recorder, responses, completions, probe, clocksChanged: changed };
@@ -382,7 +387,7 @@ function buildSignals(core: Core, flow: ReturnType<typeof buildFlow>) {
 
 /** What the manager answers about the whole crawl: fetch order, counts, reports, its end and a purge. */
 function buildViews(core: Core, flow: ReturnType<typeof buildFlow>, signals: ReturnType<typeof buildSignals>) {
-    const { clock, states, router, registry, floor, scheduler, frontier, wake, events } = core;
+    const { clock, states, router, registry, floor, scheduler, layout, wake, events } = core;
     const { innerDrain, persister } = flow;
     const report = new DomainReport({ clock, states, router, registry, floor });
     return {
@@ -391,7 +396,7 @@ function buildViews(core: Core, flow: ReturnType<typeof buildFlow>, signals: Ret
         report,
         end: new CrawlEnd({ report, wake, persister, events, info: (m) => core.log.info(m) }),
         purger: new StoragePurge({
-            ...{ registry, scheduler, states, frontier, innerDrain },
+            ...{ registry, scheduler, states, layout, innerDrain, origins: core.origins },
             listedDomains: router.listedDomains,
             recorder: signals.recorder,
             config: core.config,

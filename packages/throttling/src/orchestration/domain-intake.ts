@@ -13,6 +13,7 @@ import { ThrottledDomainLimitError } from '../core/errors';
 import type { ResolvedThrottlingOptions } from '../config/resolved-options';
 import type { ThrottlingEventEmitter } from '../core/throttling-events';
 import type { IpScopes } from '../ip/ip-scopes';
+import type { LayoutStrategy } from '../layout/layout-strategy';
 import type { DomainStateStore } from '../pacing/domain-state-store';
 import type { StatePersister } from '../persistence/state-persister';
 import type { OriginGate } from '../robots/origin-gate';
@@ -37,8 +38,8 @@ export interface DomainIntakeDeps {
     events: ThrottlingEventEmitter;
     /** Under throttleBy: 'ip', asked as requests arrive, so their host's address is known before they go. */
     ipScopes?: IpScopes;
-    /** Shared layout: forgets idle keys past `maxThrottledDomains`, never `keep` (just registered). */
-    evictIdle(now: number, keep: DomainQueue): void;
+    /** Where requests wait: whether they land in `inner`, and what a new key is met with. */
+    layout: LayoutStrategy;
     /** Adds batches, the first before answering and the rest in the background. */
     landing: BatchLanding;
     /** Logs a warning (a restored request). */
@@ -50,9 +51,9 @@ export interface DomainIntakeDeps {
 /**
  * Files new requests: each goes to its domain's queue (a new domain is registered, saved before its
  * first request lands, and its origin checked) or to `inner`, and the scheduler learns of the work.
- * Under `queueLayout: 'shared'` every new request goes to `inner`; its domain is met when the request
- * is fetched from there ({@link target} without opening a queue), and gets a queue of its own only
- * when the frontier window overflows for it ({@link ownQueue}).
+ * Where the layout keeps every new request in `inner` (`'shared'`), a domain is met when its request
+ * is fetched from there ({@link target}, the layout opening no queue), and gets a queue of its own
+ * only when the frontier window overflows for it ({@link ownQueue}).
  */
 export class DomainIntake {
     constructor(private readonly deps: DomainIntakeDeps) {}
@@ -66,7 +67,7 @@ export class DomainIntake {
         onLimit: 'throw' | 'skip',
         awaitSaved = true,
     ): Promise<DomainQueue | undefined | null> {
-        const { registry, states, options, persister, gate } = this.deps;
+        const { registry, states, persister, gate, layout } = this.deps;
         const resolution = onLimit === 'throw' ? registry.resolveOrThrow(source) : registry.resolve(source);
         if (resolution.kind === 'inner') return undefined;
         if (resolution.kind === 'overLimit') return null;
@@ -74,22 +75,20 @@ export class DomainIntake {
         if (resolution.created) {
             states.update(entry.key, () => undefined);
             this.deps.events.emit('domainAdded', { domain: entry.key, queueName: entry.queueName });
-            if (registry.shared) this.deps.evictIdle(this.deps.clock.now(), entry);
-            // Saved before its first request lands, so a crash in between cannot strand the queue.
-            // Storage that does not persist loses everything in a crash anyway.
-            else if (options.domains === 'all' && persister.storagePersists()) entry.saved = persister.save();
+            layout.met(entry, this.deps.clock.now(), persister);
         }
         gate.checkIfDue(entry, source.url);
         this.deps.ipScopes?.scopeOf(source.url, this.deps.clock.now());
-        // The shared layout opens a key's queue only when the window overflows for it.
-        if (!registry.shared) await registry.open(entry);
+        const opening = layout.arrive(entry);
+        if (opening) await opening;
         if (awaitSaved && entry.saved) await entry.saved;
         return entry;
     }
 
     /**
-     * Shared layout: opens the key's own queue for requests the frontier window has no room for,
-     * saving the key first (as a new domain's is under `'perDomain'`), so a resumed run reopens it.
+     * Opens the key's own queue for requests the frontier window has no room for, saving the key
+     * first (as a new domain's is under `'perDomain'`), so a resumed run reopens it. A key whose queue
+     * is open already (every key under `'perDomain'`) is left as it is.
      */
     async ownQueue(entry: DomainQueue): Promise<void> {
         const { registry, persister } = this.deps;
@@ -102,9 +101,9 @@ export class DomainIntake {
     }
 
     /**
-     * Shared layout on local storage: requests `inner` answered as already handled that it had moved
-     * to their own queue are added there again, in case a kill emptied that copy's file (see
-     * moved-requests.ts); the storage dedupes the rest. Each such request costs a read of `inner`
+     * On local storage, under a layout that moves requests out of `inner` (`'shared'`): requests
+     * `inner` answered as already handled that it had moved to their own queue are added there again,
+     * in case a kill emptied that copy's file (see moved-requests.ts); the storage dedupes the rest. Each such request costs a read of `inner`
      * (a file read on local storage), so none is made before any key has a queue of its own: until
      * then nothing can have been moved. A failed read skips the request; a failed re-add throws.
      */
@@ -137,18 +136,15 @@ export class DomainIntake {
     }
 
     async add(requestLike: Source, options?: RequestQueueOperationOptions) {
-        if (this.deps.registry.shared) {
-            this.warnIfUnroutable(requestLike);
+        this.warnIfUnroutable(requestLike);
+        const routed = this.routedAtIntake(requestLike);
+        const target = routed ? await this.target(routed, 'throw') : undefined;
+        if (!target) {
             const inner = await this.deps.registry.getInner();
             const info = await inner.addRequest(requestLike, options);
             await this.restoreMoved(inner, [info]);
             return info;
         }
-        const url = typeof requestLike === 'string' ? requestLike : requestLike.url;
-        this.warnIfUnroutable(requestLike);
-        const routable = url !== undefined && !hasRequestsFromUrl(requestLike);
-        const target = routable ? await this.target(requestLike as ScopedSource, 'throw') : undefined;
-        if (!target) return (await this.deps.registry.getInner()).addRequest(requestLike, options);
         const info = await target.queue.addRequest(requestLike, options);
         if (!info.wasAlreadyPresent) this.noteAdded(target, 1);
         return info;
@@ -168,10 +164,7 @@ export class DomainIntake {
             const end = maxNewRequests === undefined ? items.length : cursor + batch.budget;
             const chunk = items.slice(cursor, end);
             cursor += chunk.length;
-            // Under the shared layout every request goes to inner; its domain is met when fetched.
-            const groups = this.deps.registry.shared
-                ? new Map<DomainQueue | undefined, Source[]>([[undefined, chunk]])
-                : await this.groupByTarget(chunk, batch);
+            const groups = await this.groupByTarget(chunk, batch);
             for (const [target, group] of groups) await this.addGroup(target, group, passThrough, batch);
         }
         if (batch.overflow.length) {
@@ -193,13 +186,14 @@ export class DomainIntake {
         const groups = new Map<DomainQueue | undefined, Source[]>();
         for (const item of chunk) {
             let target: DomainQueue | undefined;
-            if (item.url !== undefined && !hasRequestsFromUrl(item)) {
-                const routed = await this.target(item as ScopedSource, 'skip', false);
-                if (routed === null) {
-                    batch.overflow.push(this.deps.router.routeOf(item as ScopedSource) ?? item.url);
+            const routed = this.routedAtIntake(item);
+            if (routed) {
+                const entry = await this.target(routed, 'skip', false);
+                if (entry === null) {
+                    batch.overflow.push(this.deps.router.routeOf(routed) ?? routed.url);
                     continue;
                 }
-                target = routed;
+                target = entry;
             }
             const group = groups.get(target) ?? [];
             group.push(item);
@@ -220,7 +214,7 @@ export class DomainIntake {
         // Counted as each storage call lands, so readiness never counts a request not yet stored.
         const onAdded = async (processed: ProcessedRequest[]) => {
             if (target) this.noteAdded(target, processed.filter((r) => !r.wasAlreadyPresent).length);
-            if (this.deps.registry.shared) await this.restoreMoved(queue, processed);
+            else await this.restoreMoved(queue, processed);
         };
         const landed = await this.deps.landing.land(
             queue,
@@ -231,6 +225,16 @@ export class DomainIntake {
         batch.added.push(...landed.first);
         batch.budget -= landed.first.filter((r) => !r.wasAlreadyPresent).length;
         batch.later.push(landed.rest);
+    }
+
+    /**
+     * The source as a request to route to its domain's queue now; undefined when it goes to `inner`:
+     * the layout keeps new requests there, or its URLs are not known here (`requestsFromUrl`).
+     */
+    private routedAtIntake(source: Source | string): ScopedSource | undefined {
+        const url = typeof source === 'string' ? source : source.url;
+        if (url === undefined || hasRequestsFromUrl(source)) return undefined;
+        return this.deps.layout.landsInInner(source as ScopedSource) ? undefined : (source as ScopedSource);
     }
 
     /** Requests a `requestsFromUrl` source expands to are not known here, so they cannot be routed. */

@@ -1,6 +1,7 @@
 import type { IRequestManager, Request } from '@crawlee/core';
 
-import type { SharedFrontier } from '../layout/shared-frontier';
+import type { LayoutStrategy } from '../layout/layout-strategy';
+import type { OriginBooks } from '../robots/origin-books';
 import type { DomainIntake } from './domain-intake';
 import type { DomainQueue } from '../core/domain-queue';
 import type { DomainRegistry } from '../queues/domain-registry';
@@ -22,17 +23,19 @@ export interface InnerDrainDeps {
     intake: DomainIntake;
     dispatcher: Dispatcher;
     handouts: HandoutLedger;
-    /** The shared layout's frontier window, where held-back requests that will go soon wait while they fit. */
-    frontier?: SharedFrontier;
+    /** Where a held-back request waits: the frontier window while it fits and goes soon, else its key's queue. */
+    layout: LayoutStrategy;
+    /** The origin gate's bookkeeping: a key held for its origin checks does not dispatch. */
+    origins: Pick<OriginBooks, 'holds'>;
     warnOnce(message: string): void;
     error(message: string, data: Record<string, unknown>): void;
 }
 
 /**
  * Serves `inner` (apify/crawlee#4039: requests outside the domain queues must not escape pacing).
- * A request of a throttled domain is dispatched if its domain is ready, otherwise held back: under
- * the shared layout it waits in the frontier window (still locked in `inner`) if its domain will be
- * ready soon and the window has room for it; else it is moved into the domain's queue: copy added
+ * A request of a throttled domain is dispatched if its domain is ready, otherwise held back: the
+ * layout may keep it in the frontier window (still locked in `inner`: `'shared'`, if its domain will
+ * be ready soon and the window has room for it); else it is moved into the domain's queue: copy added
  * first, then the original marked handled; if the add fails, the original goes back to the front of
  * `inner`. While the window is full nothing more is taken from `inner`, except that lines whose
  * domain came to wait long are moved to their own queues first.
@@ -54,7 +57,7 @@ export class InnerDrain {
     async fetch(): Promise<Request | null> {
         const inner = await this.deps.registry.getInner();
         for (let moves = 0; moves < MAX_MOVES_PER_FETCH; moves++) {
-            if (this.deps.frontier?.window.full && !(await this.moveLongWaits(inner))) return null;
+            if (this.deps.layout.windowFull && !(await this.moveLongWaits(inner))) return null;
             const request = await inner.fetchNextRequest();
             if (!request) return null;
             let entry: DomainQueue | null | undefined;
@@ -84,26 +87,27 @@ export class InnerDrain {
      * window has room for it, else into the domain's queue.
      */
     private async holdBack(entry: DomainQueue, request: Request, inner: IRequestManager): Promise<boolean> {
-        const frontier = this.deps.frontier;
-        if (!frontier) return this.move(entry, request, inner, true);
-        if (frontier.window.admits(entry) && frontier.waitsBriefly(entry, this.deps.clock.now())) {
-            frontier.window.file(entry, request);
+        if (this.deps.layout.holdBriefly(entry, request, this.deps.clock.now())) {
             this.deps.intake.noteAdded(entry, 1);
             return true;
         }
         return this.moveToOwnQueue(entry, request, inner);
     }
 
-    /** Moves a request of `inner` into its domain's own queue (opened, and saved, on first use). */
+    /**
+     * Moves a request of `inner` into its domain's own queue (opened, and saved, on first use): at
+     * the front, or behind the domain's earlier overflow in the order they came, as the layout says.
+     */
     private async moveToOwnQueue(entry: DomainQueue, request: Request, inner: IRequestManager): Promise<boolean> {
-        try {
-            await this.deps.intake.ownQueue(entry);
-        } catch (error) {
-            await inner.reclaimRequest(request, { forefront: true });
-            throw error;
+        if (!entry.opened) {
+            try {
+                await this.deps.intake.ownQueue(entry);
+            } catch (error) {
+                await inner.reclaimRequest(request, { forefront: true });
+                throw error;
+            }
         }
-        // Behind the domain's earlier overflow, in the order they came.
-        return this.move(entry, request, inner, false);
+        return this.move(entry, request, inner, this.deps.layout.movesToFront);
     }
 
     /**
@@ -111,10 +115,10 @@ export class InnerDrain {
      * filed) to their own queues, so the window holds only requests that go soon. False when none did.
      */
     private async moveLongWaits(inner: IRequestManager): Promise<boolean> {
-        const { frontier, clock } = this.deps;
+        const { layout, clock } = this.deps;
         let moved = false;
-        for (const entry of frontier!.longWaits(clock.now())) {
-            for (let held = frontier!.window.take(entry); held; held = frontier!.window.take(entry)) {
+        for (const entry of layout.longWaits(clock.now())) {
+            for (let held = layout.takeWindowed(entry); held; held = layout.takeWindowed(entry)) {
                 // It leaves the window; the move counts it again in the domain's queue.
                 entry.queued -= 1;
                 if (!(await this.moveToOwnQueue(entry, held.request, inner))) return moved;
@@ -132,7 +136,7 @@ export class InnerDrain {
     ): Promise<Request | undefined> {
         const { dispatcher, clock } = this.deps;
         const now = clock.now();
-        if (entry.gated || dispatcher.readyAt(entry, now) > now) return undefined;
+        if (this.deps.origins.holds(entry) || dispatcher.readyAt(entry, now) > now) return undefined;
         const opened = dispatcher.open(entry, now);
         const ticket = isPromise(opened) ? await opened : opened;
         if (!ticket) return undefined;

@@ -1,7 +1,8 @@
 import type { Configuration } from '@crawlee/core';
 import { KeyValueStore } from '@crawlee/core';
 
-import type { SharedFrontier } from '../layout/shared-frontier';
+import type { LayoutStrategy } from '../layout/layout-strategy';
+import type { OriginBooks } from '../robots/origin-books';
 import type { InnerDrain } from './inner-drain';
 import type { DomainStateStore } from '../pacing/domain-state-store';
 import type { PacingRecorder } from '../dispatch/pacing-recorder';
@@ -16,8 +17,10 @@ export interface StoragePurgeDeps {
     registry: DomainRegistry;
     scheduler: Scheduler;
     states: DomainStateStore;
-    /** The frontier of `queueLayout: 'shared'`, whose locks in `inner` are given back first. */
-    frontier?: SharedFrontier;
+    /** The queue layout, whose windowed requests are given back to `inner` first. */
+    layout: Pick<LayoutStrategy, 'release'>;
+    /** The origin gate's bookkeeping per key, forgotten with the keys. */
+    origins: Pick<OriginBooks, 'clear'>;
     /** Domains listed in `domains`: known again at once, as on a fresh start. */
     listedDomains: ReadonlySet<string>;
     /** The crawl delays robots.txt declared, kept outside the states. */
@@ -39,11 +42,12 @@ export class StoragePurge {
 
     async purge(): Promise<void> {
         const { registry, scheduler, states } = this.deps;
-        await this.deps.frontier?.release(registry);
+        await this.deps.layout.release();
         await registry.dropDomainQueues();
         await this.dropEarlierRuns();
         this.deps.recorder.clear();
         scheduler.clear();
+        this.deps.origins.clear();
         states.clear();
         for (const key of this.deps.listedDomains) states.update(key, () => undefined);
         this.deps.innerDrain.resetCount();

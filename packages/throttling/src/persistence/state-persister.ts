@@ -9,6 +9,7 @@ import type { DomainRegistry } from '../queues/domain-registry';
 import { dropQueue } from '../queues/domain-registry';
 import { listStoredQueueNames } from '../queues/stored-queues';
 import { adoptSharedQueues } from '../queues/shared-queue-discovery';
+import type { LayoutStrategy } from '../layout/layout-strategy';
 import type { Clock } from '../core/clock';
 import type { LearnedRates } from './learned-rates';
 import type { PersistedThrottlingState } from './persisted-state';
@@ -24,6 +25,8 @@ export interface StatePersisterDeps {
     registry: DomainRegistry;
     /** Configured domains: their queues are reopened too. */
     listedDomains: Iterable<string>;
+    /** The queue layout, which says whether a listed domain without a stored queue gets one. */
+    layout: Pick<LayoutStrategy, 'restoreListed'>;
     /** The furthest ahead a restored clock of `key` may be: the longest wait a live crawl could set. */
     restoreCapMs(key: string): number;
     /** Scope settings changed at run time, to save; and applying them again on resume. */
@@ -173,10 +176,9 @@ export class StatePersister {
             const domain = registry.namespace.domainOf(name);
             if (domain !== undefined) domains.add(domain);
         }
-        // The shared layout keeps a listed domain's requests in `inner` unless it had a queue of its own.
-        const listed = [...this.deps.listedDomains].filter((key) => !domains.has(key));
-        if (registry.shared) for (const key of listed) this.remember(key);
-        else for (const key of listed) domains.add(key);
+        const listed = this.deps.layout.restoreListed([...this.deps.listedDomains].filter((key) => !domains.has(key)));
+        for (const key of listed.remember) this.remember(key);
+        for (const key of listed.reopen) domains.add(key);
         // Every queue of ours is served, even of a domain no longer listed: no request is stranded.
         await Promise.all([...domains].map((key) => this.reopen(key)));
     }

@@ -6,6 +6,7 @@ import type { ResolvedThrottlingOptions } from '../config/resolved-options';
 import type { ScopedSource, ScopeRouter } from '../scopes/scope-router';
 import { DomainQueue } from '../core/domain-queue';
 import { DomainRequestQueue, shrinkDedupCache } from './domain-request-queue';
+import type { KeyRules } from './key-rules';
 import { QueueNamespace } from './queue-namespace';
 import { localQueuesDirectory, releaseDeadProcessLocks } from './stale-locks';
 import { openRepairingMetadata } from './metadata-repair';
@@ -20,9 +21,9 @@ export type ForwardedSetting = 'internalTimeoutMillis' | 'requestLockSecs';
 /**
  * The queues underneath the manager: one `throttled-<domain>` queue per throttling key (opened on
  * first use, named within this manager's namespace, at most `maxThrottledDomains` under `'all'`),
- * and `inner` for everything else. Under `queueLayout: 'shared'` a key's queue is opened only when
- * the frontier window overflows for it, no key is over a limit, and keys are kept in least recently
- * used order so idle ones can be evicted.
+ * and `inner` for everything else. The layout's {@link KeyRules} say whether a new key is over the
+ * limit, whether a known key moves to the back of the least-recently-used order (for eviction) and
+ * which keys a resumed run reopens.
  */
 export class DomainRegistry {
     // Queue bookkeeping per throttling key, in discovery order.
@@ -31,17 +32,20 @@ export class DomainRegistry {
     readonly namespace: QueueNamespace;
     // The inner manager once opened, and the promise of opening it.
     private inner?: IRequestManager;
-    /** The default `inner` of the shared layout, on local storage: its moved requests can lose their copy to a kill. */
+    /** The default `inner` on local storage, under a layout that moves requests out of it: a moved request can lose its copy to a kill. */
     innerOnLocalDisk = false;
-    /** A key's own queue was opened in this process (reopened from an earlier run included): under the shared layout, only then can a request have been moved out of `inner`. */
+    /** A key's own queue was opened in this process (reopened from an earlier run included): only then can a request have been moved out of `inner` under the shared layout. */
     keyQueueOpened = false;
     private innerOpening?: Promise<IRequestManager>;
     // Values the crawler wrote, forwarded onto queues opened later too.
     private readonly forwarded: Partial<Record<ForwardedSetting, number>> = {};
+    // `touch` bound once, for the rules to call on every known key met.
+    private readonly toBack = (entry: DomainQueue) => this.touch(entry);
 
     constructor(
         private readonly options: ResolvedThrottlingOptions,
         private readonly router: ScopeRouter,
+        private readonly rules: KeyRules,
         private readonly config?: Configuration,
     ) {
         this.namespace = new QueueNamespace(options.persistStateKey);
@@ -53,18 +57,11 @@ export class DomainRegistry {
         if (key === undefined) return { kind: 'inner' };
         const known = this.entries.get(key);
         if (known) {
-            if (this.shared) this.touch(known);
+            this.rules.met(known, this.toBack);
             return { kind: 'domain', entry: known, created: false };
         }
-        if (!this.shared && this.options.domains === 'all' && this.entries.size >= this.options.maxThrottledDomains) {
-            return { kind: 'overLimit', key };
-        }
+        if (!this.rules.roomFor(this.entries.size)) return { kind: 'overLimit', key };
         return { kind: 'domain', entry: this.register(key), created: true };
-    }
-
-    /** Whether requests are stored in `inner` with a frontier window (`queueLayout: 'shared'`). */
-    get shared(): boolean {
-        return this.options.queueLayout === 'shared';
     }
 
     /** Moves a key to the back of the eviction order (it was just used). */
@@ -89,9 +86,7 @@ export class DomainRegistry {
      * queue of their own (`'shared'`: the rest live in `inner`).
      */
     *persistedKeys(): IterableIterator<string> {
-        for (const entry of this.entries.values()) {
-            if (!this.shared || entry.opened || entry.opening) yield entry.key;
-        }
+        for (const entry of this.entries.values()) if (this.rules.reopens(entry)) yield entry.key;
     }
 
     /** Like {@link resolve}, but a domain over the limit throws `ThrottledDomainLimitError`. */
@@ -120,8 +115,7 @@ export class DomainRegistry {
      */
     paces(key: string): boolean {
         if (!this.router.isThrottled(key)) return false;
-        if (this.shared || this.entries.has(key) || this.options.domains !== 'all') return true;
-        return this.entries.size < this.options.maxThrottledDomains || this.options.scopes.has(key);
+        return this.entries.has(key) || this.rules.roomFor(this.entries.size) || this.options.scopes.has(key);
     }
 
     get(key: string): DomainQueue | undefined {
@@ -201,7 +195,7 @@ export class DomainRegistry {
         const config = (inner as unknown as { config?: Configuration }).config ?? this.config;
         const storageClient = (config ?? Configuration.getGlobalConfig()).getStorageClient();
         await releaseDeadProcessLocks(inner, storageClient);
-        if (this.shared && this.options.inner === undefined) {
+        if (this.rules.movesOutOfInner && this.options.inner === undefined) {
             this.innerOnLocalDisk = localQueuesDirectory(storageClient) !== undefined;
         }
     }

@@ -24,6 +24,8 @@ export interface ReadinessProbeDeps {
     landing(queue?: IRequestManager): boolean;
     /** Evicts idle domains under `queueLayout: 'shared'` (the pool polls here as the crawl winds down). */
     tidy(now: number): void;
+    /** Requests of a domain waiting in the frontier window (always 0 under `'perDomain'`). */
+    windowed(entry: DomainQueue): number;
     /** Nothing can be fetched now: arms the wake-up for when held-back work becomes ready. */
     idle(): void;
 }
@@ -54,7 +56,9 @@ export class ReadinessProbe {
         if (await this.deps.innerServable()) return readinessOf('ready');
 
         // Domains we count work for are unfinished without asking their queues.
-        const counted = [...registry.all()].filter((e) => holdsAny(e) && (e.queued > 0 || this.inFlight(e) > 0));
+        const counted = [...registry.all()].filter(
+            (e) => holdsAny(e, this.deps.windowed(e)) && (e.queued > 0 || this.inFlight(e) > 0),
+        );
         const stalled = await this.stalledAmong(counted, now);
         if (scheduler.firstReady(now)) return readinessOf('ready');
         if (stalled.length > 0) return readinessOf('stalled', { domains: stalled });
@@ -82,7 +86,7 @@ export class ReadinessProbe {
             const stalledForMs = entry.queued > 0 ? (this.deps.states.read(entry.key)?.stalledForMs(now) ?? 0) : 0;
             if (stalledForMs <= this.deps.maxDomainStallMs) continue;
             // Ending the crawl is for real work only: our count may be ahead of the queue.
-            if (!(await holdsWork(entry))) entry.queued = 0;
+            if (!(await holdsWork(entry, this.deps.windowed(entry)))) entry.queued = 0;
             else stalled.push({ domain: entry.key, stalledForMs, queued: entry.queued });
         }
         return stalled;
@@ -123,12 +127,12 @@ export class ReadinessProbe {
 }
 
 /** Whether a domain has anywhere to keep requests: its own queue, or a line in the frontier window. */
-function holdsAny(entry: DomainQueue): boolean {
-    return entry.opened !== undefined || (entry.windowed?.length ?? 0) > 0;
+function holdsAny(entry: DomainQueue, windowed: number): boolean {
+    return entry.opened !== undefined || windowed > 0;
 }
 
 /** Whether a domain really holds work: a request in its window line (exact), or one its queue has left. */
-async function holdsWork(entry: DomainQueue): Promise<boolean> {
-    if ((entry.windowed?.length ?? 0) > 0) return true;
+async function holdsWork(entry: DomainQueue, windowed: number): Promise<boolean> {
+    if (windowed > 0) return true;
     return entry.opened !== undefined && !(await entry.opened.isFinished());
 }

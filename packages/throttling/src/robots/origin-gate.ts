@@ -2,6 +2,8 @@ import type { DomainQueue } from '../core/domain-queue';
 import { originOf } from '../routing/origin';
 import type { MaybePromise } from '../core/maybe-promise';
 import { isPromise } from '../core/maybe-promise';
+import type { OriginBook } from './origin-book';
+import { OriginBooks } from './origin-books';
 
 /**
  * Runs for each origin of a domain before the first dispatch to that origin (e.g. reading its
@@ -95,7 +97,11 @@ export class OriginGate {
     // 'retry' answers honoured in a row per origin.
     private maxRetries = 1;
 
-    constructor(private readonly host: OriginGateHost) {}
+    /** `books`: where the gate keeps its bookkeeping per key, which others read (made here unless shared). */
+    constructor(
+        private readonly host: OriginGateHost,
+        readonly books: OriginBooks = new OriginBooks(),
+    ) {}
 
     set(gate: DomainGate | undefined, options: DomainGateOptions = {}): void {
         this.gate = gate;
@@ -111,11 +117,12 @@ export class OriginGate {
     isDue(entry: DomainQueue, url: string, now: number, atDispatch = false): boolean {
         if (!this.gate) return false;
         const origin = originOf(url);
-        if (entry.checksDue?.has(origin)) return false;
-        if (atDispatch && entry.retryPending?.has(origin)) return true;
-        const block = entry.blockedOrigins?.get(origin);
+        const book = this.books.peek(entry);
+        if (book?.checksDue?.has(origin)) return false;
+        if (atDispatch && book?.retryPending?.has(origin)) return true;
+        const block = book?.blockedOrigins?.get(origin);
         if (block) return now >= block.until;
-        const checkedAt = entry.checkedOrigins?.get(origin);
+        const checkedAt = book?.checkedOrigins?.get(origin);
         return checkedAt === undefined || now - checkedAt >= this.recheckAfterMs;
     }
 
@@ -124,21 +131,24 @@ export class OriginGate {
         const now = this.host.now();
         if (!this.gate || !this.isDue(entry, url, now, atDispatch)) return;
         const origin = originOf(url);
-        if (entry.retryPending?.delete(origin) && entry.retryPending.size === 0) entry.retryPending = undefined;
-        this.remember(entry, origin, now);
-        (entry.checksDue ??= new Map()).set(origin, url);
+        const book = this.books.of(entry);
+        if (book.retryPending?.delete(origin) && book.retryPending.size === 0) book.retryPending = undefined;
+        this.remember(book, origin, now);
+        (book.checksDue ??= new Map()).set(origin, url);
         this.startDue(entry);
     }
 
     /** Starts the due checks of a domain that its key's clocks and slots allow now; files it for the rest. */
     startDue(entry: DomainQueue): void {
-        for (const [origin, url] of entry.checksDue ?? []) {
+        const book = this.books.peek(entry) as OriginBook | undefined;
+        if (!book) return;
+        for (const [origin, url] of book.checksDue ?? []) {
             const now = this.host.now();
             if (!this.gate || this.host.readyAt(entry, now) > now) break;
             // Taken off the due list and counted as running at once, so a concurrent look skips it.
-            entry.checksDue!.delete(origin);
-            if (entry.checksDue!.size === 0) entry.checksDue = undefined;
-            entry.gatesPending += 1;
+            book.checksDue!.delete(origin);
+            if (book.checksDue!.size === 0) book.checksDue = undefined;
+            book.gatesPending += 1;
             const opened = this.openProbe(entry, now);
             if (!isPromise(opened)) {
                 if (!this.started(entry, origin, url, opened)) break;
@@ -148,19 +158,20 @@ export class OriginGate {
                 if (this.started(entry, origin, url, ticket)) this.startDue(entry);
             });
         }
-        if (entry.checksDue) this.host.released(entry);
+        if (book.checksDue) this.host.released(entry);
     }
 
     /** Runs the check once its window is held; without one, puts it back on the due list (false). */
     private started(entry: DomainQueue, origin: string, url: string, ticket: ProbeTicket | undefined): boolean {
+        const book = this.books.of(entry);
         if (!ticket || !this.gate) {
-            entry.gatesPending -= 1;
-            (entry.checksDue ??= new Map()).set(origin, url);
+            book.gatesPending -= 1;
+            (book.checksDue ??= new Map()).set(origin, url);
             this.host.released(entry);
             return false;
         }
         const settle = (outcome?: void | DomainGateOutcome) => this.settled(entry, origin, ticket, outcome);
-        const retriesLeft = Math.max(0, this.maxRetries - (entry.retriedOrigins?.get(origin) ?? 0));
+        const retriesLeft = Math.max(0, this.maxRetries - (book.retriedOrigins?.get(origin) ?? 0));
         this.gate(entry.key, url, { retriesLeft }).then(settle, (error: unknown) => {
             this.host.warn(
                 `The first-dispatch check of ${origin} (${entry.key}) failed; crawling it without: ${String(error)}`,
@@ -182,63 +193,67 @@ export class OriginGate {
     private settled(entry: DomainQueue, origin: string, ticket: ProbeTicket, outcome?: void | DomainGateOutcome): void {
         this.host.finishProbe(ticket);
         const now = this.host.now();
-        this.record(entry, origin, now, outcome);
-        // Counted from when the answer came, so the next check finds the robots.txt cache expired too.
-        this.remember(entry, origin, now);
-        entry.gatesPending -= 1;
+        // A key forgotten meanwhile (its queues purged) keeps nothing of the answer.
+        const book = this.books.peek(entry) as OriginBook | undefined;
+        if (book) {
+            this.record(book, origin, now, outcome);
+            // Counted from when the answer came, so the next check finds the robots.txt cache expired too.
+            this.remember(book, origin, now);
+            book.gatesPending -= 1;
+        }
         this.host.released(entry);
         this.startDue(entry);
     }
 
     /** What a check's answer leaves for the origin: a retry (while the bound allows), a block, or done. */
-    private record(entry: DomainQueue, origin: string, now: number, outcome?: void | DomainGateOutcome): void {
-        const retried = entry.retriedOrigins?.get(origin) ?? 0;
+    private record(book: OriginBook, origin: string, now: number, outcome?: void | DomainGateOutcome): void {
+        const retried = book.retriedOrigins?.get(origin) ?? 0;
         // A check ran, so an earlier block (over by now) is lifted; a new one may replace it below.
-        unblock(entry, origin);
+        unblock(book, origin);
         if (outcome === 'retry' && retried < this.maxRetries) {
-            (entry.retriedOrigins ??= new Map()).set(origin, retried + 1);
-            (entry.retryPending ??= new Set()).add(origin);
+            (book.retriedOrigins ??= new Map()).set(origin, retried + 1);
+            (book.retryPending ??= new Set()).add(origin);
             return;
         }
-        unretry(entry, origin);
+        unretry(book, origin);
         if (typeof outcome !== 'object' || outcome === null) return;
         const { disallowForMs, reason } = outcome;
         if (!(disallowForMs > 0)) return;
-        (entry.blockedOrigins ??= new Map()).set(origin, { until: now + disallowForMs, reason, attempts: retried + 1 });
+        (book.blockedOrigins ??= new Map()).set(origin, { until: now + disallowForMs, reason, attempts: retried + 1 });
     }
 
     /**
      * Notes when an origin was checked, keeping the map in check-time order and at most
      * {@link MAX_CHECKED_ORIGINS_PER_KEY} long: stale checks (due again anyway) go first, then the oldest.
      */
-    private remember(entry: DomainQueue, origin: string, at: number): void {
-        const checked = (entry.checkedOrigins ??= new Map());
+    private remember(book: OriginBook, origin: string, at: number): void {
+        const checked = (book.checkedOrigins ??= new Map());
         checked.delete(origin);
         checked.set(origin, at);
         if (checked.size <= MAX_CHECKED_ORIGINS_PER_KEY) return;
         for (const [known, checkedAt] of checked) {
-            if (at - checkedAt >= this.recheckAfterMs) this.forgetOrigin(entry, known);
+            if (at - checkedAt >= this.recheckAfterMs) this.forgetOrigin(book, known);
         }
         for (const known of checked.keys()) {
             if (checked.size <= MAX_CHECKED_ORIGINS_PER_KEY) return;
-            this.forgetOrigin(entry, known);
+            this.forgetOrigin(book, known);
         }
     }
 
-    private forgetOrigin(entry: DomainQueue, origin: string): void {
+    private forgetOrigin(book: OriginBook, origin: string): void {
         // A forgotten origin is checked again on its next request, blocked or not.
-        entry.checkedOrigins?.delete(origin);
-        unretry(entry, origin);
-        unblock(entry, origin);
+        book.checkedOrigins?.delete(origin);
+        unretry(book, origin);
+        unblock(book, origin);
     }
 }
 
-// The bookkeeping of an origin is dropped with its last entry (see `DomainQueue.checksDue`).
+// The bookkeeping of an origin is dropped with its last entry (see `OriginBook`).
 
-function unblock(entry: DomainQueue, origin: string): void {
-    if (entry.blockedOrigins?.delete(origin) && entry.blockedOrigins.size === 0) entry.blockedOrigins = undefined;
+function unblock(book: OriginBook, origin: string): void {
+    if (book.blockedOrigins?.delete(origin) && book.blockedOrigins.size === 0) book.blockedOrigins = undefined;
 }
 
-function unretry(entry: DomainQueue, origin: string): void {
-    if (entry.retriedOrigins?.delete(origin) && entry.retriedOrigins.size === 0) entry.retriedOrigins = undefined;
+function unretry(book: OriginBook, origin: string): void {
+    if (book.retriedOrigins?.delete(origin) && book.retriedOrigins.size === 0) book.retriedOrigins = undefined;
 }

@@ -1,11 +1,13 @@
 import type { DomainQueue } from '../core/domain-queue';
 import { MinHeap } from './min-heap';
 
-/** A domain filed in the waiting heap; stale once the domain was re-filed (another version). */
+/** A domain filed in the waiting heap; stale once the domain is filed otherwise (another item, or none). */
 interface HeapItem {
     entry: DomainQueue;
-    version: number;
 }
+
+/** Where a domain is filed: in the ring, or in the heap by the one item of it that counts. */
+type Filing = 'ring' | HeapItem;
 
 /** What the scheduler asks about a domain; answered by the pacing state and the origin gate. */
 export interface SchedulingView {
@@ -13,6 +15,8 @@ export interface SchedulingView {
     readyAt(entry: DomainQueue, now: number): number;
     /** Called when a domain with work is held by its slots alone (rampup listens). */
     slotBound(entry: DomainQueue, now: number): void;
+    /** Whether origin checks are running for the domain and none is due: it waits for them, unfiled (the origin gate). */
+    checksRunning(entry: DomainQueue): boolean;
 }
 
 /**
@@ -25,12 +29,14 @@ export class Scheduler {
     private readonly ring: DomainQueue[] = [];
     // Domains with work that wait for a clock, by ready time.
     private readonly waiting = new MinHeap<HeapItem>();
+    // Where each filed domain is, so none is filed twice and stale heap items are known; absent: not filed.
+    private readonly filings = new Map<DomainQueue, Filing>();
 
     constructor(private readonly view: SchedulingView) {}
 
     /** Files a domain with work where it belongs (ring or heap) unless it is filed already. */
     touch(entry: DomainQueue, now: number): void {
-        if (entry.queued <= 0 || entry.scheduled || (entry.gated && !entry.awaitsCheck)) return;
+        if (entry.queued <= 0 || this.filings.has(entry) || this.view.checksRunning(entry)) return;
         const readyAt = this.view.readyAt(entry, now);
         // All slots busy: a completion touches the domain again.
         if (readyAt === Number.POSITIVE_INFINITY) {
@@ -38,20 +44,25 @@ export class Scheduler {
             return;
         }
         if (readyAt <= now) {
-            entry.scheduled = 'ring';
+            this.filings.set(entry, 'ring');
             this.ring.push(entry);
         } else {
-            entry.scheduled = 'heap';
-            this.waiting.push(readyAt, { entry, version: ++entry.heapVersion });
+            const item = { entry };
+            this.filings.set(entry, item);
+            this.waiting.push(readyAt, item);
         }
+    }
+
+    /** Whether the domain is filed (in the ring or the heap). */
+    isFiled(entry: DomainQueue): boolean {
+        return this.filings.has(entry);
     }
 
     /** Files a domain again after its clocks moved earlier (its heap item would be too late). */
     refile(entry: DomainQueue, now: number): void {
-        if (entry.scheduled === 'heap') {
-            entry.heapVersion += 1;
-            entry.scheduled = undefined;
-        }
+        const filing = this.filings.get(entry);
+        // Its heap item goes stale: it no longer is the domain's filing.
+        if (filing !== undefined && filing !== 'ring') this.filings.delete(entry);
         this.touch(entry, now);
     }
 
@@ -71,7 +82,7 @@ export class Scheduler {
             const entry = this.ring[0];
             if (this.isServable(entry, now)) return entry;
             this.ring.shift();
-            entry.scheduled = undefined;
+            this.filings.delete(entry);
             this.touch(entry, now);
         }
         return undefined;
@@ -83,8 +94,8 @@ export class Scheduler {
         for (;;) {
             const entry = this.ring.shift();
             if (!entry) return undefined;
-            entry.scheduled = undefined;
-            if (entry.queued <= 0 || (entry.gated && !entry.awaitsCheck)) continue;
+            this.filings.delete(entry);
+            if (entry.queued <= 0 || this.view.checksRunning(entry)) continue;
             if (this.view.readyAt(entry, now) > now) {
                 this.touch(entry, now);
                 continue;
@@ -98,22 +109,22 @@ export class Scheduler {
         this.promoteDue(now);
         // Ring entries whose clocks were pushed back by a signal are re-filed by their real time.
         for (const entry of this.ring.splice(0)) {
-            entry.scheduled = undefined;
+            this.filings.delete(entry);
             this.touch(entry, now);
         }
         if (this.ring.length > 0) return now;
         for (;;) {
             const key = this.waiting.peekKey();
             if (key === undefined) return undefined;
-            const { entry, version } = this.waiting.peek()!;
-            if (version !== entry.heapVersion || entry.scheduled !== 'heap') {
+            const item = this.waiting.peek()!;
+            if (this.filings.get(item.entry) !== item) {
                 this.waiting.pop();
                 continue;
             }
-            if (this.view.readyAt(entry, now) <= key) return key;
+            if (this.view.readyAt(item.entry, now) <= key) return key;
             this.waiting.pop();
-            entry.scheduled = undefined;
-            this.touch(entry, now);
+            this.filings.delete(item.entry);
+            this.touch(item.entry, now);
         }
     }
 
@@ -121,19 +132,20 @@ export class Scheduler {
     clear(): void {
         this.ring.length = 0;
         this.waiting.clear();
+        this.filings.clear();
     }
 
     private isServable(entry: DomainQueue, now: number): boolean {
-        return entry.queued > 0 && (!entry.gated || entry.awaitsCheck) && this.view.readyAt(entry, now) <= now;
+        return entry.queued > 0 && !this.view.checksRunning(entry) && this.view.readyAt(entry, now) <= now;
     }
 
     /** Moves every domain whose clocks have run out from the heap to the ring. */
     private promoteDue(now: number): void {
         while (this.waiting.size > 0 && this.waiting.peekKey()! <= now) {
-            const { entry, version } = this.waiting.pop()!;
-            if (version !== entry.heapVersion || entry.scheduled !== 'heap') continue;
-            entry.scheduled = undefined;
-            this.touch(entry, now);
+            const item = this.waiting.pop()!;
+            if (this.filings.get(item.entry) !== item) continue;
+            this.filings.delete(item.entry);
+            this.touch(item.entry, now);
         }
     }
 }

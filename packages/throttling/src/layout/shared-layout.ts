@@ -1,16 +1,19 @@
-import type { IRequestManager } from '@crawlee/core';
+import type { IRequestManager, Request } from '@crawlee/core';
 
 import type { ResolvedThrottlingOptions } from '../config/resolved-options';
 import type { DomainStateStore } from '../pacing/domain-state-store';
 import type { DomainQueue } from '../core/domain-queue';
 import type { DomainRegistry } from '../queues/domain-registry';
+import type { OriginBooks } from '../robots/origin-books';
+import type { Scheduler } from '../scheduling/scheduler';
 import type { ScopeRouter } from '../scopes/scope-router';
 import type { Clock } from '../core/clock';
 import { waitsBriefly } from './brief-wait';
 import { FrontierWindow } from './frontier-window';
 import { IdleEviction } from './idle-eviction';
-import type { LockProlonger } from './lock-keeper';
-import { LockKeeper } from './lock-keeper';
+import type { ForgetListener } from './idle-eviction';
+import type { LayoutStrategy, ListedRestore, Windowed } from './layout-strategy';
+import { LockKeeper, lockProlongerOf } from './lock-keeper';
 
 /** Crawlee's lock time when no crawler set one (RequestProvider's default). */
 const DEFAULT_LOCK_SECS = 180;
@@ -20,7 +23,7 @@ const LONG_WAIT_LOOK_EVERY_MS = 1_000;
 const TIDY_EVERY_MS = 1_000;
 
 /** What the shared layout is built from. */
-export interface SharedFrontierDeps {
+export interface SharedLayoutDeps {
     options: ResolvedThrottlingOptions;
     clock: Clock;
     registry: DomainRegistry;
@@ -28,14 +31,22 @@ export interface SharedFrontierDeps {
     router: ScopeRouter;
     /** When a domain may hand out next (its clocks, slots and holds; Infinity while its slots are busy). */
     readyAt(entry: DomainQueue, now: number): number;
+    /** The origin gate's bookkeeping: whether a key is held for its checks, or at rest; forgotten with an evicted key. */
+    origins: Pick<OriginBooks, 'holds' | 'atRest' | 'forget'>;
+    /** Whether a key is filed to be served (a filed key is not at rest). */
+    scheduler: Pick<Scheduler, 'isFiled'>;
     warn(message: string): void;
 }
 
 /**
- * The parts of `queueLayout: 'shared'`: the frontier window and the keeper of its locks in `inner`,
- * and the eviction of idle domains past `maxThrottledDomains`.
+ * `queueLayout: 'shared'`: every request stays in `inner` until fetched from there; a request whose
+ * key is not ready waits in the frontier window (still locked in `inner`, the keeper extending its
+ * lock) while it fits and its key is ready soon, else in the key's own queue, opened and saved when
+ * it first overflows. Idle keys past `maxThrottledDomains` are evicted.
  */
-export class SharedFrontier {
+export class SharedLayout implements LayoutStrategy {
+    // A held-back request goes behind the key's earlier overflow, in the order they came.
+    readonly movesToFront = false;
     readonly window: FrontierWindow;
     readonly locks: LockKeeper;
     readonly eviction: IdleEviction;
@@ -44,8 +55,8 @@ export class SharedFrontier {
     // When the polls may evict again.
     private nextTidyAt = 0;
 
-    constructor(private readonly deps: SharedFrontierDeps) {
-        const { options, clock, registry, states, router, warn } = deps;
+    constructor(private readonly deps: SharedLayoutDeps) {
+        const { options, clock, registry, states, router, origins, scheduler, warn } = deps;
         this.locks = new LockKeeper({
             clock,
             lockSecs: () => lockSecsOf(registry),
@@ -60,7 +71,65 @@ export class SharedFrontier {
             policyOf: (key) => router.policyOf(key),
             pinned: (key) => router.listedDomains.has(key) || options.scopes.has(key),
             bound: options.maxThrottledDomains,
+            views: { window: this.window, scheduler, origins },
         });
+        // An evicted key met again is a new one: its origins are checked again.
+        this.eviction.onForget((_key, entry) => origins.forget(entry));
+    }
+
+    /** Every new request goes to `inner`; its key is met when the request is fetched from there. */
+    landsInInner(): boolean {
+        return true;
+    }
+
+    /** A new key evicts idle ones at once, never itself. */
+    met(entry: DomainQueue, now: number): void {
+        this.eviction.evict(now, entry);
+    }
+
+    /** A key's queue is opened only when the window overflows for it (`DomainIntake.ownQueue`). */
+    arrive(): undefined {
+        return undefined;
+    }
+
+    /** Only a key that overflowed the window has a queue of its own. */
+    servedQueue(entry: DomainQueue): Promise<IRequestManager> | undefined {
+        return entry.opened || entry.opening ? this.deps.registry.open(entry) : undefined;
+    }
+
+    windowed(entry: DomainQueue): number {
+        return this.window.waiting(entry);
+    }
+
+    takeWindowed(entry: DomainQueue): Windowed | undefined {
+        return this.window.take(entry);
+    }
+
+    keepLock(held: Windowed): Promise<boolean> {
+        return this.window.keepLock(held.request, held.lockedUntil);
+    }
+
+    putBack(entry: DomainQueue, held: Windowed): void {
+        this.window.putBack(entry, held.request, held.lockedUntil);
+    }
+
+    holdBriefly(entry: DomainQueue, request: Request, now: number): boolean {
+        if (!this.window.admits(entry) || !this.waitsBriefly(entry, now)) return false;
+        this.window.file(entry, request);
+        return true;
+    }
+
+    get windowFull(): boolean {
+        return this.window.full;
+    }
+
+    /** A listed domain's requests stay in `inner` unless it had a queue of its own. */
+    restoreListed(listed: string[]): ListedRestore {
+        return { reopen: [], remember: listed };
+    }
+
+    onForget(listener: ForgetListener): void {
+        this.eviction.onForget(listener);
     }
 
     /**
@@ -76,7 +145,7 @@ export class SharedFrontier {
 
     /** Whether a request of `entry` may wait in the window: its domain will be ready soon. */
     waitsBriefly(entry: DomainQueue, now: number): boolean {
-        return waitsBriefly(entry, this.deps.readyAt(entry, now), now);
+        return waitsBriefly(this.deps.origins.holds(entry), this.deps.readyAt(entry, now), now);
     }
 
     /**
@@ -85,7 +154,7 @@ export class SharedFrontier {
      */
     longWaits(now: number): DomainQueue[] {
         if (this.lastLook && now - this.lastLook.at < LONG_WAIT_LOOK_EVERY_MS) {
-            return this.lastLook.lines.filter((e) => (e.windowed?.length ?? 0) > 0);
+            return this.lastLook.lines.filter((e) => this.window.waiting(e) > 0);
         }
         const lines = [...this.window.lines()].filter((entry) => !this.waitsBriefly(entry, now));
         this.lastLook = { at: now, lines };
@@ -102,9 +171,9 @@ export class SharedFrontier {
     }
 
     /** Gives every windowed request back to `inner` unlocked, at the front (the domain queues are purged). */
-    async release(registry: DomainRegistry): Promise<void> {
-        const inner = registry.openedInner;
-        const held = [...this.window.lines()].flatMap((entry) => entry.windowed ?? []);
+    async release(): Promise<void> {
+        const inner = this.deps.registry.openedInner;
+        const held = this.window.requests();
         this.window.clear();
         if (!inner) return;
         for (const request of held) await inner.reclaimRequest(request, { forefront: true });
@@ -117,24 +186,4 @@ function lockSecsOf(registry: DomainRegistry): number {
     if (forwarded !== undefined) return forwarded;
     const own = (registry.openedInner as { requestLockSecs?: unknown } | undefined)?.requestLockSecs;
     return typeof own === 'number' && own > 0 ? own : DEFAULT_LOCK_SECS;
-}
-
-/** The storage client behind a Crawlee RequestQueue, as far as locks go. */
-interface LockingClient {
-    prolongRequestLock(id: string, options: { lockSecs: number }): Promise<{ lockExpiresAt: Date }>;
-}
-
-/**
- * How to extend a lock in `inner`: through its storage client when it is a Crawlee RequestQueue.
- * Undefined for a manager without locks (a RequestList, a custom manager): nothing of it expires.
- */
-export function lockProlongerOf(inner: IRequestManager): LockProlonger | undefined {
-    const client = (inner as { client?: Partial<LockingClient> }).client;
-    if (typeof client?.prolongRequestLock !== 'function') return undefined;
-    const locking = client as LockingClient;
-    return async (request, lockSecs) => {
-        if (!request.id) throw new Error(`${request.url} has no id to prolong its lock by`);
-        const { lockExpiresAt } = await locking.prolongRequestLock(request.id, { lockSecs });
-        return new Date(lockExpiresAt).getTime();
-    };
 }
