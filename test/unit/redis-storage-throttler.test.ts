@@ -40,7 +40,13 @@ describeRedis('the throttler on a shared frontier: requests one fetch locked', (
 
     const machine = () =>
         new ThrottlingRequestManager(
-            { domains: 'all', respectCrawlDelay: false, rampup: false, concurrency: 4, clock: new ManualClock(1_000_000) },
+            {
+                domains: 'all',
+                respectCrawlDelay: false,
+                rampup: false,
+                concurrency: 4,
+                clock: new ManualClock(1_000_000),
+            },
             new Configuration({ storageClient: under.client(), purgeOnStart: false }),
         );
 
