@@ -115,7 +115,8 @@ export class Dispatcher {
         const key = handout.domain?.key;
         const intervalMs = handout.intervalMs;
         handout.intervalMs = undefined;
-        if (key === undefined || intervalMs === undefined) return;
+        // A key leased until its response (one at a time) counts its interval from the response.
+        if (key === undefined || intervalMs === undefined || handout.domain?.sharedLease !== undefined) return;
         const nextAt = this.clock.now() + intervalMs;
         const moved = this.states.update(key, (s) => {
             if (s.nextDispatchAt >= nextAt) return false;
