@@ -33,3 +33,37 @@ describeRedis('the throttler on a shared frontier (RedisStorageClient)', () => {
         await expect(a.isFinished()).resolves.toBe(true);
     });
 });
+
+describeRedis('the throttler on a shared frontier: requests one fetch locked', () => {
+    const under = redisStorage(uniquePrefix('rs-held'));
+    afterAll(() => under.close());
+
+    const machine = () =>
+        new ThrottlingRequestManager(
+            {
+                domains: 'all',
+                respectCrawlDelay: false,
+                rampup: false,
+                concurrency: 4,
+                clock: new ManualClock(1_000_000),
+            },
+            new Configuration({ storageClient: under.client(), purgeOnStart: false }),
+        );
+
+    it("sends the other machine's requests its fetch locked, without waiting to run dry", async () => {
+        const [a, b] = [machine(), machine()];
+        await a.addRequest({ url: 'http://held.test/a' });
+        await b.addRequest({ url: 'http://held.test/b1' });
+        await b.addRequest({ url: 'http://held.test/b2' });
+        // a counts one request, but its fetch locks the head of held.test (Crawlee asks for 25),
+        // b's additions with it: a sends what it holds while its first request is still in flight.
+        const first = await a.fetchNextRequest();
+        const second = await a.fetchNextRequest();
+        expect(first).not.toBeNull();
+        expect(second).not.toBeNull();
+        // Each request goes out once, whoever sends it.
+        const third = (await b.fetchNextRequest()) ?? (await a.fetchNextRequest());
+        const urls = [first, second, third].map((r) => r?.url).sort();
+        expect(urls).toEqual(['http://held.test/a', 'http://held.test/b1', 'http://held.test/b2']);
+    });
+});

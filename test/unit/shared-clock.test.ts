@@ -178,6 +178,25 @@ describe('ThrottlingRequestManager with a shared clock', () => {
         expect(await b.fetchNextRequest()).not.toBeNull();
     });
 
+    test('the interval counts from when a request leaves (its pre-navigation hook), not from its handout', async () => {
+        const { clock, a, b } = twoProcesses();
+        await a.addRequest({ url: 'https://shop.example/a/0' });
+        await a.addRequest({ url: 'https://shop.example/a/1' });
+        await b.addRequest({ url: 'https://shop.example/b/0' });
+        const first = await a.fetchNextRequest();
+        // A busy event loop: the request reaches the crawler's hook 600 ms after its handout.
+        clock.advance(600);
+        a.checkReachable({ request: first! });
+        // One interval after the handout is only 400 ms after it left: neither process may send yet.
+        clock.advance(400);
+        expect(await b.fetchNextRequest()).toBeNull();
+        expect(await a.fetchNextRequest()).toBeNull();
+        clock.advance(599);
+        expect(await b.fetchNextRequest()).toBeNull();
+        clock.advance(1);
+        expect((await b.fetchNextRequest())?.url).toBe('https://shop.example/b/0');
+    });
+
     test('a one-at-a-time domain holds the shared clock until the response, then for the interval after it', async () => {
         const { clock, a, b } = twoProcesses({ concurrency: 1 });
         await a.addRequest({ url: 'https://shop.example/a/0' });

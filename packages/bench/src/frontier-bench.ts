@@ -83,6 +83,30 @@ async function measureMemory(url: string, count: number): Promise<FrontierMemory
     }
 }
 
+/** The probes of a run summed over its processes (ms and calls per method), for the progress log. */
+function probeSummary(run: FrontierRun): Record<string, unknown> {
+    const calls: Record<string, [number, number, number]> = {};
+    for (const p of run.probes ?? [])
+        for (const [name, t] of Object.entries(p?.tallies ?? {})) {
+            const sum = (calls[name] ??= [0, 0, 0]);
+            sum[0] += t.calls;
+            sum[1] += Math.round(t.ms);
+            sum[2] += t.empty;
+        }
+    return {
+        makespanMs: run.makespanMs,
+        idleWithWorkSlotSecs: run.idleWithWorkSlotSecs,
+        perProcess: (run.probes ?? []).map((p) => ({
+            meanInFlight: p && Math.round(p.meanInFlight * 10) / 10,
+            idleUncounted: p && `${p.idleUncounted}/${p.samples}`,
+            handoutToSendMs: p?.handoutToSendMs,
+        })),
+        calls: Object.fromEntries(
+            Object.entries(calls).map(([k, [c, ms, e]]) => [k, `${c} calls ${ms} ms ${e} empty`]),
+        ),
+    };
+}
+
 /**
  * B8: 1, 2 and 4 crawler processes on one Redis (RedisStorageClient and RedisDomainClock) crawl a
  * link graph over many slow sites, some paced and some free, from the same roots; one process on
@@ -122,6 +146,7 @@ export async function runFrontierBench(
         maxConcurrency: sizes.maxConcurrency,
         lockSecs: sizes.lockSecs,
         timeoutMs: sizes.timeoutMs,
+        probe: process.env.B8_PROBE === '1',
     };
     const prefixes: string[] = [];
     const redis = () => {
@@ -134,7 +159,9 @@ export async function runFrontierBench(
         result.runs.push(await runFrontierFleet({ ...common, processes: 1 }));
         for (const processes of sizes.processCounts) {
             progress(`B8 ${processes} process(es) on one Redis`);
-            result.runs.push(await runFrontierFleet({ ...common, processes, redis: redis() }));
+            const run = await runFrontierFleet({ ...common, processes, redis: redis() });
+            result.runs.push(run);
+            if (run.probes) progress(`B8 probe ${processes}: ${JSON.stringify(probeSummary(run))}`);
         }
         progress(`B8 ${sizes.killProcesses} processes, one SIGKILLed mid-crawl`);
         result.runs.push(

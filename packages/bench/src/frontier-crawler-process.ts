@@ -11,6 +11,7 @@ import { HttpCrawler } from '@crawlee/http';
 import { ThrottlingRequestManager } from 'crawlee-throttling';
 import { RedisDomainClock, RedisStorageClient } from 'crawlee-throttling/redis';
 
+import { type FrontierProbeResult, ProcessProbe } from './frontier-process-probe';
 import { memoryConfig } from './storage';
 
 export interface FrontierTask {
@@ -26,6 +27,8 @@ export interface FrontierTask {
     lockSecs: number;
     label: string;
     redis?: { url: string; prefix: string };
+    /** Time the shared storage and clock calls, and sample the pool (see frontier-probe.ts). */
+    probe?: boolean;
 }
 
 export interface FrontierResult {
@@ -33,6 +36,7 @@ export interface FrontierResult {
     failed: number;
     /** CPU time (user + system) of the crawl, ms. */
     cpuMs: number;
+    probe?: FrontierProbeResult;
 }
 
 export const FRONTIER_WORKER_ENV = 'B8_WORKER';
@@ -41,11 +45,14 @@ const HREF = /href="([^"]+)"/g;
 
 async function main(task: FrontierTask): Promise<FrontierResult> {
     log.setLevel(LogLevel.ERROR);
+    const probe = task.probe ? new ProcessProbe(task.pacedHosts, task.maxConcurrency) : undefined;
     const storageClient = task.redis ? new RedisStorageClient(task.redis) : undefined;
+    if (probe && storageClient) probe.storage(storageClient);
     const config = storageClient ? new Configuration({ storageClient, purgeOnStart: false }) : memoryConfig();
     const clock = task.redis
         ? new RedisDomainClock({ url: task.redis.url, keyPrefix: `${task.redis.prefix}:clock:` })
         : undefined;
+    if (probe && clock) probe.clock(clock);
     const throttler = new ThrottlingRequestManager(
         {
             domains: 'all',
@@ -53,6 +60,10 @@ async function main(task: FrontierTask): Promise<FrontierResult> {
             // Slow pages: a site takes several at once (slots shared across processes by the clock).
             concurrency: task.maxConcurrency,
             respectCrawlDelay: false,
+            // Known paces: the paced sites' rate is told and the rest are free. Adaptive pacing would
+            // read the response times that crawlers on a loaded machine stretch as a queue at the site
+            // and pace free sites at what they happened to deliver (measured: 0.5-2 req/s), shared by all.
+            rampup: false,
             maxThrottledDomains: Math.max(100, task.sites),
             scopes: Object.fromEntries(
                 task.pacedHosts.map((h) => [
@@ -66,16 +77,20 @@ async function main(task: FrontierTask): Promise<FrontierResult> {
         config,
     );
     let handled = 0;
+    const requestQueue = throttler.asRequestQueue();
+    if (probe) probe.queue(requestQueue);
     const crawler = new HttpCrawler(
         {
-            requestQueue: throttler.asRequestQueue(),
+            requestQueue,
             proxyConfiguration: new ProxyConfiguration({ proxyUrls: [task.proxyUrl] }),
             maxConcurrency: task.maxConcurrency,
             // Every process at maxConcurrency throughout: the machine's CPU, shared with other work, must not set it.
             minConcurrency: task.maxConcurrency,
             preNavigationHooks: [
-                (_ctx, gotOptions) =>
-                    void (gotOptions.headers = { ...gotOptions.headers, 'x-crawler-process': task.label }),
+                ({ request }, gotOptions) => {
+                    gotOptions.headers = { ...gotOptions.headers, 'x-crawler-process': task.label };
+                    probe?.sent(request.uniqueKey);
+                },
             ],
             requestHandler: async ({ request, body, addRequests }) => {
                 process.stdout.write(`STARTED ${request.url}\n`);
@@ -90,11 +105,13 @@ async function main(task: FrontierTask): Promise<FrontierResult> {
     throttler.attach(crawler);
     crawler.requestQueue!.requestLockSecs = task.lockSecs;
     const cpuAtStart = process.cpuUsage();
+    probe?.start(throttler, crawler);
     const stats = await crawler.run(task.urls);
     const cpu = process.cpuUsage(cpuAtStart);
     await clock?.close();
     await storageClient?.teardown();
-    return { handled, failed: stats.requestsFailed, cpuMs: Math.round((cpu.user + cpu.system) / 1000) };
+    const cpuMs = Math.round((cpu.user + cpu.system) / 1000);
+    return { handled, failed: stats.requestsFailed, cpuMs, ...(probe ? { probe: probe.result(throttler) } : {}) };
 }
 
 if (require.main === module) {

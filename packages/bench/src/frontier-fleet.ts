@@ -5,6 +5,7 @@ import type { PoliteWeb } from '@crawlee-throttling/polite-web';
 import type { Redis } from 'ioredis';
 
 import { FRONTIER_WORKER_ENV, type FrontierResult, type FrontierTask } from './frontier-crawler-process';
+import type { FrontierProbeResult } from './frontier-process-probe';
 
 /** The compiled worker (build first). */
 const WORKER = join(__dirname, '..', 'dist', 'frontier-crawler-process.js');
@@ -33,6 +34,9 @@ export interface FrontierRun {
     redisScripts: number;
     /** Whether a process was SIGKILLed mid-crawl. */
     killed: boolean;
+    /** With `probe`: each process's probe, and the fleet's slot-seconds left idle while Redis held unlocked work. */
+    probes?: (FrontierProbeResult | undefined)[];
+    idleWithWorkSlotSecs?: IdleSlots;
 }
 
 export interface FrontierFleetOptions {
@@ -48,6 +52,8 @@ export interface FrontierFleetOptions {
     /** SIGKILL process 1 once it has handled this many pages. */
     killAfterPages?: number;
     timeoutMs: number;
+    /** Time the processes' storage and clock calls, and sample the fleet's idle slots (frontier-probe.ts). */
+    probe?: boolean;
 }
 
 interface Spawned {
@@ -105,6 +111,57 @@ async function redisCounters(admin: Redis): Promise<{ cpuMs: number; commands: n
     };
 }
 
+/** Requests waiting unlocked in the prefix's queues (the order zsets), and those locked (the locks zsets). */
+async function queuedInRedis(
+    redis: NonNullable<FrontierFleetOptions['redis']>,
+): Promise<{ pending: number; locked: number }> {
+    const ids = Object.keys(await redis.admin.hgetall(`{${redis.prefix}:rq}:ids`));
+    if (ids.length === 0) return { pending: 0, locked: 0 };
+    const pipeline = redis.admin.pipeline();
+    for (const id of ids) pipeline.zcard(`{${redis.prefix}:rq:${id}}:order`).zcard(`{${redis.prefix}:rq:${id}}:locks`);
+    const answers = ((await pipeline.exec()) ?? []).map(([, n]) => Number(n ?? 0));
+    const sum = (parity: number) => answers.filter((_, i) => i % 2 === parity).reduce((t, n) => t + n, 0);
+    return { pending: sum(0), locked: sum(1) };
+}
+
+/**
+ * Every 100 ms until stopped: the slots free across the fleet (processes × maxConcurrency minus what
+ * the sites have in flight) while Redis holds unlocked requests; answers the slot-seconds so left idle.
+ */
+function sampleIdleWithWork(o: FrontierFleetOptions): () => Promise<IdleSlots> {
+    const idle: IdleSlots = { withPending: 0, lockedNotSent: 0, inFlight: 0 };
+    let busy = false;
+    const timer = setInterval(() => {
+        if (busy || !o.redis) return;
+        busy = true;
+        void queuedInRedis(o.redis)
+            .then(({ pending, locked }) => {
+                const inFlight = o.web.sites.reduce((t, s) => t + o.web.inFlight(s.host), 0);
+                const free = Math.max(0, o.processes * o.maxConcurrency - inFlight);
+                idle.withPending += Math.min(pending, free) * 0.1;
+                idle.lockedNotSent += Math.max(0, locked - inFlight) * 0.1;
+                idle.inFlight += inFlight * 0.1;
+            })
+            .finally(() => (busy = false));
+    }, 100);
+    return async () => {
+        clearInterval(timer);
+        const round = (n: number) => Math.round(n * 10) / 10;
+        return {
+            withPending: round(idle.withPending),
+            lockedNotSent: round(idle.lockedNotSent),
+            inFlight: round(idle.inFlight),
+        };
+    };
+}
+
+/** Slot-seconds over a run: free slots while Redis held unlocked work; requests locked but not at a site; at the sites. */
+export interface IdleSlots {
+    withPending: number;
+    lockedNotSent: number;
+    inFlight: number;
+}
+
 /** The pages of the graph: each site's root and its pages. */
 function graphPages(web: PoliteWeb): string[] {
     return web.sites.flatMap((s) => [
@@ -130,11 +187,13 @@ export async function runFrontierFleet(o: FrontierFleetOptions): Promise<Frontie
                 sites: o.web.sites.length,
                 lockSecs: o.lockSecs,
                 label: String(p + 1),
+                ...(o.probe ? { probe: true } : {}),
                 ...(o.redis ? { redis: { url: o.redis.url, prefix: o.redis.prefix } } : {}),
             },
             o.timeoutMs,
         ),
     );
+    const stopSampling = o.probe && o.redis ? sampleIdleWithWork(o) : undefined;
     let killed = false;
     let watch: ReturnType<typeof setInterval> | undefined;
     if (o.killAfterPages !== undefined) {
@@ -147,6 +206,7 @@ export async function runFrontierFleet(o: FrontierFleetOptions): Promise<Frontie
         }, 20);
     }
     const results = await Promise.all(workers.map((w) => w.result)).finally(() => clearInterval(watch));
+    const idleWithWorkSlotSecs = await stopSampling?.();
     const after = o.redis ? await redisCounters(o.redis.admin) : undefined;
     const counts = new Map<string, number>();
     for (const w of workers) for (const url of w.handled) counts.set(url, (counts.get(url) ?? 0) + 1);
@@ -175,5 +235,6 @@ export async function runFrontierFleet(o: FrontierFleetOptions): Promise<Frontie
         redisCommands: before && after ? after.commands - before.commands : 0,
         redisScripts: before && after ? after.scripts - before.scripts : 0,
         killed,
+        ...(o.probe ? { probes: results.map((r) => r?.probe), idleWithWorkSlotSecs } : {}),
     };
 }

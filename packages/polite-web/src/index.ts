@@ -29,3 +29,4 @@ export { CLIENT_HEADER } from './request-target';
 export { scoreLog } from './score-log';
 export type { ScoreOptions, ScoredSite, SiteScore, ScoreTotals, WebScore } from './score-log';
 export { formatScoreTable } from './format-score-table';
+export { pageLinks } from './site-pages';

@@ -15,7 +15,7 @@ import type { SharedClockSync } from '../shared-clock/shared-clock-sync';
 import type { SharedHold, SharedLimits } from '../shared-clock/shared-limits';
 import { emptyHold } from '../shared-clock/shared-limits';
 import type { Clock } from '../core/clock';
-import type { HandoutLedger, HeldSlot } from './handout-ledger';
+import type { Handout, HandoutLedger, HeldSlot } from './handout-ledger';
 
 /** One dispatch in progress: the window and slot it took, until it is committed or rolled back. */
 export interface Ticket {
@@ -108,6 +108,27 @@ export class Dispatcher {
             request.noRetry = false;
             handout.unreachable = false;
         }
+        if (handout) this.countFromSend(handout);
+    }
+
+    /**
+     * The request leaves now (the pre-navigation hook), which on a busy event loop can be a good part
+     * of an interval after its handout: the next dispatch of its key, here and in every process
+     * sharing the clock, counts the interval from now, so the site sees it between arrivals.
+     */
+    private countFromSend(handout: Handout): void {
+        const key = handout.domain?.key;
+        const intervalMs = handout.intervalMs;
+        handout.intervalMs = undefined;
+        // A key leased until its response (one at a time) counts its interval from the response.
+        if (key === undefined || intervalMs === undefined || handout.domain?.sharedLease !== undefined) return;
+        const nextAt = this.clock.now() + intervalMs;
+        const moved = this.states.update(key, (s) => {
+            if (s.nextDispatchAt >= nextAt) return false;
+            s.nextDispatchAt = nextAt;
+            return true;
+        });
+        if (moved) this.shared.publish(key);
     }
 
     /**
@@ -213,6 +234,7 @@ export class Dispatcher {
             unreachable,
             ...(ticket.hold.slots.length > 0 ? { shared: ticket.hold } : {}),
             sentAt: this.clock.now(),
+            ...intervalOf(ticket),
         });
         this.departed?.(ticket.entry.key);
         return request;
@@ -234,4 +256,11 @@ export class Dispatcher {
         });
         if (moved) this.shared.publish(ticket.entry.key);
     }
+}
+
+/** The interval a dispatch armed (jitter included), when it has one. */
+function intervalOf(ticket: Ticket): { intervalMs?: number } {
+    const { armedNextDispatchAt } = ticket.reservation;
+    const intervalMs = armedNextDispatchAt - ticket.now;
+    return intervalMs > 0 ? { intervalMs } : {};
 }

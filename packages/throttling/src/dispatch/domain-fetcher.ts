@@ -106,7 +106,16 @@ export class DomainFetcher {
         }
         if (!queue) return null;
         const request = await this.fetchHead(entry, queue);
-        return request ? { request, from: 'queue', queue } : null;
+        if (!request) return null;
+        // Requests the fetch locked for this process beyond the one it took (another process's
+        // additions, on a shared storage) wait here for it alone: count them, or they wait until
+        // this process has nothing else in flight.
+        const locked = heldLocally(queue);
+        if (locked > entry.queued) {
+            entry.queued = locked;
+            this.deps.scheduler.touch(entry, this.deps.clock.now());
+        }
+        return { request, from: 'queue', queue };
     }
 
     /** Puts a head request that did not go out back where it came from, at the front. */
@@ -171,4 +180,10 @@ export class DomainFetcher {
         ticket.entry.queued += requeue;
         this.deps.scheduler.touch(ticket.entry, this.deps.clock.now());
     }
+}
+
+/** Requests a domain queue holds locked for this process (0 for a queue that does not say). */
+function heldLocally(queue: IRequestManager): number {
+    const held = (queue as { heldLocally?: () => number }).heldLocally?.();
+    return typeof held === 'number' && held > 0 ? held : 0;
 }

@@ -77,6 +77,14 @@ export class DomainRequestQueue extends RequestQueue {
         }
     }
 
+    /**
+     * Requests this process's queue head holds locked for it, for the next fetches. On a shared storage one fetch locks several (Crawlee asks for 25), some added by
+     * other processes: they are this process's to send, though it did not count them.
+     */
+    heldLocally(): number {
+        return this.queueHeadIds.length();
+    }
+
     static override async open(...args: Parameters<typeof RequestQueue.open>): Promise<DomainRequestQueue> {
         const queue = (await super.open(...args)) as DomainRequestQueue;
         const [, options = {}] = args;
