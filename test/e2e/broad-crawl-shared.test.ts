@@ -7,12 +7,10 @@
  */
 import { setTimeout as sleep } from 'node:timers/promises';
 
-import { ProxyConfiguration } from '@crawlee/core';
-import { HttpCrawler } from '@crawlee/http';
-import { scoreLog, startPoliteWeb } from '@crawlee-throttling/polite-web';
 import type { PoliteWeb } from '@crawlee-throttling/polite-web';
-
 import { ThrottlingRequestManager } from 'crawlee-throttling';
+
+import { crawlBroadWeb, scoreBroadWeb, startBroadWeb } from '../helpers/broad-web';
 import { memoryConfig } from '../helpers/storage';
 
 const SITES = 150;
@@ -24,16 +22,12 @@ const WINDOW = 24;
 describe("a broad crawl with queueLayout: 'shared'", () => {
     let web: PoliteWeb;
     beforeAll(async () => {
-        web = await startPoliteWeb({
-            sites: Array.from({ length: SITES }, (_, i) => ({
-                host: `site-${i}.example`,
-                pages: PAGES,
-                crawlDelay: CRAWL_DELAY,
-                // Anything faster than the crawl delay is refused.
-                rate: 1 / CRAWL_DELAY,
-                burst: 1,
-                latencyMs: 20,
-            })),
+        web = await startBroadWeb({
+            prefix: 'site',
+            sites: SITES,
+            pages: PAGES,
+            crawlDelaySecs: CRAWL_DELAY,
+            latencyMs: 20,
         });
     });
     afterAll(async () => web.close());
@@ -47,39 +41,15 @@ describe("a broad crawl with queueLayout: 'shared'", () => {
         );
         const added = new Map<string, number>();
         throttler.on('domainAdded', ({ domain }) => added.set(domain, (added.get(domain) ?? 0) + 1));
-        const handled: string[] = [];
-        const failed: string[] = [];
         let mostKept = 0;
-        const crawler = new HttpCrawler(
-            {
-                requestQueue: throttler.asRequestQueue(),
-                proxyConfiguration: new ProxyConfiguration({ proxyUrls: [web.proxyUrl] }),
-                maxConcurrency: 40,
-                requestHandler: async ({ request }) => {
-                    handled.push(request.url);
-                    mostKept = Math.max(mostKept, throttler.snapshot().length);
-                },
-                failedRequestHandler: async ({ request }) => {
-                    failed.push(request.url);
-                },
-            },
-            config,
-        );
-        throttler.attach(crawler);
-        const urls = web.sites.flatMap((site) =>
-            Array.from({ length: PAGES }, (_, p) => web.url(site.host, `/page/${p}`)),
-        );
-        await crawler.run(urls);
+        const { urls, handled, failed } = await crawlBroadWeb(web, throttler, config, PAGES, () => {
+            mostKept = Math.max(mostKept, throttler.snapshot().length);
+        });
         // Once the last crawl delays have run out, the crawler's next poll forgets the idle sites.
         await sleep(CRAWL_DELAY * 1000 + 200);
         await throttler.isEmpty();
 
-        const score = scoreLog(web.log, web.sites, { pages: PAGES });
-        const robotsReads = web.log.filter((e) => e.path === '/robots.txt').length;
-        const firstContact = web.sites.filter((site) => {
-            const entries = web.log.filter((e) => e.site === site.host);
-            return entries[0]?.path === '/robots.txt';
-        }).length;
+        const { score, robotsFirst: firstContact, robotsReads } = scoreBroadWeb(web, PAGES);
         console.log(
             `BROAD CRAWL ${JSON.stringify({
                 sites: SITES,

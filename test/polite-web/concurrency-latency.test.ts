@@ -9,7 +9,8 @@ describe('polite-web latency and concurrency', () => {
             sites: [
                 { host: 'slow.example', latencyMs: 60 },
                 { host: 'busy.example', latencyMs: 300, maxConcurrent: 2, refusal: { status: 503 } },
-                { host: 'open.example', latencyMs: 100 },
+                // Long enough that five requests (or a page and robots.txt) overlap on a loaded machine.
+                { host: 'open.example', latencyMs: 1500 },
             ],
         });
     });
