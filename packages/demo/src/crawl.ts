@@ -54,6 +54,8 @@ export interface CrawlRun {
     requestsFailed: number;
     /** The crawl hit the time cap and was stopped. */
     timedOut: boolean;
+    /** How many crawler processes shared the crawl (multi-process mode). */
+    processes?: number;
 }
 
 /** A live view of a crawl, passed to the progress callback once a second. */
@@ -70,6 +72,8 @@ export interface LiveView {
     requests: Map<string, number>;
     /** Per site, requests per crawler process (multi-process mode). */
     byProcess?: Map<string, Map<string, number>>;
+    /** How many crawler processes there are (multi-process mode). */
+    processes?: number;
 }
 
 export interface CrawlOptions {

@@ -44,16 +44,21 @@ export function formatLive(view: LiveView, hosts: readonly string[], now = Date.
         String(view.served.get(host) ?? 0),
         String(view.refused.get(host) ?? 0),
         String(view.requests.get(host) ?? 0),
-        ...(byProcess ? [processCounts(byProcess.get(host))] : []),
+        ...(byProcess ? [processCounts(byProcess.get(host), view.processes)] : []),
     ]);
     const header = ['domain', 'served', 'refused', 'requests', ...(byProcess ? ['by process'] : [])];
     return [title, ...textTable(header, rows, [0, 4])];
 }
 
-/** Requests per crawler process, e.g. `p1 5 · p2 4 · p3 5`. */
-export function processCounts(counts: ReadonlyMap<string, number> | undefined): string {
-    if (!counts || counts.size === 0) return '';
-    return [...counts]
+/**
+ * Requests per crawler process, e.g. `p1 5 · p2 0 · p3 7`. With `processes`, every process from
+ * 1 to that number is listed, so one that crawled nothing shows 0 rather than vanishing.
+ */
+export function processCounts(counts: ReadonlyMap<string, number> | undefined, processes = 0): string {
+    const all = new Map(counts ?? []);
+    for (let p = 1; p <= processes; p++) if (!all.has(String(p))) all.set(String(p), 0);
+    if (all.size === 0) return '';
+    return [...all]
         .sort(([a], [b]) => a.localeCompare(b, undefined, { numeric: true }))
         .map(([label, n]) => `p${label} ${n}`)
         .join(' · ');

@@ -151,6 +151,7 @@ function crawlRun(
         requestsFinished: results.reduce((t, r) => t + r.finished, 0),
         requestsFailed: results.reduce((t, r) => t + r.failed, 0),
         timedOut: results.some((r) => r.timedOut),
+        processes: o.processes,
     };
 }
 
@@ -168,5 +169,6 @@ function liveView(kind: CrawlRun['kind'], web: PoliteWeb, startedAt: number, pro
         elapsedMs: Date.now() - startedAt,
         ...countLog(web),
         byProcess,
+        processes,
     };
 }

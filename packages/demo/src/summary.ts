@@ -68,7 +68,9 @@ export function formatSummary(run: CrawlRun, figures: CrawlFigures): string[] {
         String(f.refusals),
         percent(f.refusedShare),
         seconds(f.makespanMs),
-        ...(byProcess ? [processCounts(f.host === 'total' ? byProcess.total : byProcess.sites.get(f.host))] : []),
+        ...(byProcess
+            ? [processCounts(f.host === 'total' ? byProcess.total : byProcess.sites.get(f.host), run.processes)]
+            : []),
     ];
     const notes = [`crawl took ${seconds(figures.durationMs)}`, `${figures.requestsFailed} request(s) failed`];
     if (figures.timedOut) notes.push('stopped at the time cap');
