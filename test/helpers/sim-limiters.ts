@@ -31,10 +31,13 @@ export type SimLimiter =
  * - `limiter`: how it limits (default: polite-web's token bucket);
  * - `refuseEvery`: refuse every n-th request whatever the pace (a share no pace avoids);
  * - `refuseAfterLatency`: refusals come after the full latency, as from an application, not an edge;
- * - `changes`: the bucket's rate changes mid-crawl (ms after the start).
+ * - `changes`: the bucket's rate changes mid-crawl (ms after the start);
+ * - `jitterMs`: each answer comes up to this much later, drawn from a fixed sequence (a loaded
+ *   machine's event loop: noise in response times that no queue at the site caused).
  */
 export type SimSite = SiteOptions & {
     limiter?: SimLimiter;
+    jitterMs?: number;
     refuseEvery?: number;
     refuseAfterLatency?: boolean;
     changes?: { atMs: number; rate: number }[];
@@ -65,6 +68,7 @@ export class SiteModel {
     private readonly workersFreeAt: number[];
     private arrivals = 0;
     private changeIndex = 0;
+    private jitterDraws = 0;
 
     constructor(
         readonly site: SimSite,
@@ -187,7 +191,14 @@ export class SiteModel {
     }
 
     private ok(now: number, delayMs: number, headers: Record<string, string>): SimAnswer {
-        return { doneAt: now + delayMs + this.latencyMs, refused: false, status: 200, headers };
+        return { doneAt: now + delayMs + this.latencyMs + this.jitter(), refused: false, status: 200, headers };
+    }
+
+    /** The next draw of `jitterMs` (a Weyl sequence: spread evenly over [0, jitterMs), the same every run). */
+    private jitter(): number {
+        if (!this.site.jitterMs) return 0;
+        this.jitterDraws += 1;
+        return ((this.jitterDraws * 0.618_033_988_75) % 1) * this.site.jitterMs;
     }
 
     private refusal(now: number, status: number, headers: Record<string, string>): SimAnswer {

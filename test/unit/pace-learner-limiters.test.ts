@@ -171,3 +171,31 @@ describe('refusals that do not follow the pace', () => {
         expect(r.makespanMs).toBeLessThanOrEqual(20_000);
     });
 });
+
+describe("response times the crawler's own machine makes noisy (5 ms plus up to 40-60 ms of jitter)", () => {
+    test('a 5 req/s bucket: the pace is not ratcheted down by noise that no queue at the site caused', async () => {
+        const site: SimSite = {
+            host,
+            rate: 5,
+            burst: 2,
+            latencyMs: 5,
+            jitterMs: 40,
+            refusal: { status: 429, retryAfter: 'seconds' },
+        };
+        const r = await simulateCrawl([site], 150);
+        expect(r.done).toBe(150);
+        // Read as a queue at one slot, the noise cut the pace each window: 2.4x ideal, 2.5 req/s late on.
+        expect(r.ratio).toBeLessThanOrEqual(1.4);
+        expect(lateRate(r)).toBeGreaterThanOrEqual(0.75 * 5);
+    });
+
+    test('a site with no limit still gets its full 8 slots and is never paced', async () => {
+        const site: SimSite = { host, rate: 1000, burst: 1000, latencyMs: 5, jitterMs: 60 };
+        const r = await simulateCrawl([site], 600);
+        expect(r.done).toBe(600);
+        // Read as a queue, the noise held it at one slot and paced it: 1 in flight, 255x ideal.
+        expect(r.maxInFlight).toBe(8);
+        expect(refusedAt(r)).toBe(0);
+        expect(r.ratio).toBeLessThanOrEqual(10);
+    });
+});

@@ -38,6 +38,12 @@ export const PACE_GAIN = 0.95;
  */
 export const LATENCY_TOLERANCE = 1.5;
 /**
+ * Response times are judged against at least this (ms): below it, a median a few times the least one
+ * is the crawler's own timing (its event loop, a loaded machine) as much as the site's. B5 judges the
+ * response ratio against the same floor.
+ */
+export const JITTER_FLOOR_MS = 50;
+/**
  * How long estimates hold before they are measured again: the least response time, the knee of the
  * slots, and the lowest refused pace (relaxed after it, so a site that got faster or a limit that
  * changed is found). Envoy's adaptive concurrency re-samples its minimum on about this scale.
@@ -308,18 +314,19 @@ export class PaceLearner implements AdaptiveData {
         if (now - this.windowStart < this.policy.windowMs) return;
         if (answers < MIN_WINDOW_ANSWERS && this.windowDispatches < MIN_WINDOW_ANSWERS) return;
         // Too few answers for a median (answers slower than the window): no verdict on queueing.
-        const queued =
-            answers >= MIN_WINDOW_ANSWERS && this.times.windowMedian() > this.times.minMs * LATENCY_TOLERANCE;
-        const median = this.times.windowMedian();
-        const least = this.times.minMs;
+        const median = answers >= MIN_WINDOW_ANSWERS ? this.times.windowMedian() : 0;
+        const least = Math.max(this.times.minMs, JITTER_FLOOR_MS);
+        const queued = median > least * LATENCY_TOLERANCE;
         if (queued && this.slots > 1) {
             // A queue at the site: shrink to the slots its unloaded time would keep busy (Gradient2).
             this.markKnee(now, Math.max(1, Math.floor((this.slots * least) / median)));
-        } else if (queued) {
-            // A queue at one slot: a limiter that delays rather than refuses. Pace under what it delivered.
+        } else if (queued && this.slotBoundInWindow) {
+            // A queue at one slot that held the scope back (the pace would have sent more): a limiter
+            // that delays rather than refuses. Pace under what it delivered. Latency that grew while
+            // the pace, not the slot, spaced the requests cost nothing and says nothing of the pace.
             const delivered = (answers * 1000) / (now - this.windowStart);
             if (!(this.rate <= delivered * PACE_GAIN)) this.setPace(now, delivered, Math.min(this.rate, delivered));
-        } else if (!this.windowRefused) this.onQuietWindow(now);
+        } else if (!queued && !this.windowRefused) this.onQuietWindow(now);
         this.startWindow(now);
     }
 
@@ -340,6 +347,11 @@ export class PaceLearner implements AdaptiveData {
         if (trial && (this.dispatched - trial.dispatched) * trial.share >= 2) this.trial = undefined;
         this.quietRate = this.rate;
         this.safeRate = Math.max(this.safeRate, Math.min(this.rate, this.unsafeRate * PACE_GAIN));
+        this.raiseOnQuiet(now);
+    }
+
+    /** A quiet window proved the pace: double it before any refusal, else step towards the refused bound. */
+    private raiseOnQuiet(now: number): void {
         if (!Number.isFinite(this.unsafeRate)) this.rate = clamp(this.rate * 2, this.policy);
         // A cut on trial holds until judged; a few requests left would not gain what a probe costs.
         else if (this.trial || this.backlog < MIN_BACKLOG_TO_PROBE) return;
