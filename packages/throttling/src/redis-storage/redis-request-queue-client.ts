@@ -2,6 +2,7 @@ import type * as storage from '@crawlee/types';
 
 import type { StorageParts } from './redis-storage-base';
 import { RedisStorageBase } from './redis-storage-base';
+import { IdlePollBackoff } from './idle-poll-backoff';
 import { storageError, RedisStorageError } from './redis-storage-error';
 import type { RequestQueueScript } from './request-queue-scripts';
 import { requestIdOf } from './request-id';
@@ -19,6 +20,9 @@ const MAX_LOCK_LIMIT = 25;
  * dead worker's requests go to the others. Each change is one script (see request-queue-scripts).
  */
 export class RedisRequestQueueClient extends RedisStorageBase implements storage.RequestQueueClient {
+    // Fewer idle polls while other processes hold the whole queue.
+    private readonly idlePolls: IdlePollBackoff;
+
     constructor(
         parts: StorageParts,
         idOrName: string,
@@ -28,6 +32,7 @@ export class RedisRequestQueueClient extends RedisStorageBase implements storage
         private readonly lockLimit = MAX_LOCK_LIMIT,
     ) {
         super(parts, 'rq', idOrName);
+        this.idlePolls = new IdlePollBackoff(parts.clock);
     }
 
     get(): Promise<storage.RequestQueueInfo | undefined> {
@@ -82,21 +87,18 @@ export class RedisRequestQueueClient extends RedisStorageBase implements storage
         const asked = checkLimit(options.limit ?? MAX_LOCK_LIMIT, 'listAndLockHead', MAX_LOCK_LIMIT);
         const limit = Math.min(asked, this.lockLimit);
         const lockMs = lockMsOf(options.lockSecs, 'listAndLockHead');
-        const [, hasLocked, ...jsons] = (await this.run(
+        const answer = { limit, lockSecs: options.lockSecs, queueModifiedAt: new Date(), hadMultipleClients: true };
+        if (this.idlePolls.quiet()) return { ...answer, queueHasLockedRequests: true, items: [] };
+        const [expiresIn, hasLocked, ...jsons] = (await this.run(
             'listAndLockHead',
             'crawleeRqListAndLock',
             limit,
             lockMs,
             this.clientKey,
         )) as unknown[];
-        return {
-            limit,
-            lockSecs: options.lockSecs,
-            queueModifiedAt: new Date(),
-            hadMultipleClients: true,
-            queueHasLockedRequests: Number(hasLocked) === 1,
-            items: jsons.map(parseRequest),
-        };
+        const queueHasLockedRequests = Number(hasLocked) === 1;
+        this.idlePolls.polled(jsons.length, queueHasLockedRequests, Number(expiresIn));
+        return { ...answer, queueHasLockedRequests, items: jsons.map(parseRequest) };
     }
 
     async prolongRequestLock(
@@ -116,6 +118,7 @@ export class RedisRequestQueueClient extends RedisStorageBase implements storage
     }
 
     async deleteRequestLock(id: string, options: storage.DeleteRequestLockOptions = {}): Promise<void> {
+        this.idlePolls.wake();
         await this.run(
             `deleteRequestLock of ${id}`,
             'crawleeRqDeleteLock',
@@ -142,6 +145,7 @@ export class RedisRequestQueueClient extends RedisStorageBase implements storage
         const models = requests.map((r) => toModel(r, 'batchAddRequests'));
         if (models.length === 0) return { processedRequests: [], unprocessedRequests: [] };
         const args = models.flatMap((m) => [m.id, m.json, flag(m.handled)]);
+        this.idlePolls.wake();
         // A batch that cannot reach Redis within outageMs throws rather than come back as
         // unprocessed: Crawlee skips unprocessed requests after three attempts, and they would be lost.
         const answer = (await this.run(
@@ -171,6 +175,7 @@ export class RedisRequestQueueClient extends RedisStorageBase implements storage
         options: storage.RequestOptions = {},
     ): Promise<storage.QueueOperationInfo> {
         const model = toModel(request, 'updateRequest');
+        this.idlePolls.wake();
         const [present, wasHandled] = (await this.run(
             `updateRequest of ${model.id}`,
             'crawleeRqUpdate',

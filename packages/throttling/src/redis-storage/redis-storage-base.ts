@@ -1,3 +1,4 @@
+import type { Clock } from '../core/clock';
 import type { OutagePatience } from './outage-patience';
 import type { RedisStorageConnection } from './redis-storage-options';
 import { GONE, RedisStorageError } from './redis-storage-error';
@@ -5,12 +6,14 @@ import type { StorageRegistry } from './storage-registry';
 import type { StorageKeys, StorageKind } from './storage-keys';
 import { storageKeys } from './storage-keys';
 
-/** What every storage client of one kind shares: the connection, the prefix, the registry, the patience. */
+/** What every storage client of one kind shares: the connection, the prefix, the registry, the patience, the clock. */
 export interface StorageParts {
     redis: RedisStorageConnection;
     prefix: string;
     registry: StorageRegistry;
     patience: OutagePatience;
+    /** This process's time, for waits (Redis decides every lock by its own TIME). */
+    clock: Clock;
 }
 
 const KIND_NAMES: Record<StorageKind, string> = { rq: 'request queue', kvs: 'key-value store', ds: 'dataset' };

@@ -2,8 +2,6 @@ import { randomUUID } from 'node:crypto';
 
 import type * as storage from '@crawlee/types';
 
-import { systemClock } from '../core/clock';
-
 import {
     RedisDatasetCollectionClient,
     RedisKeyValueStoreCollectionClient,
@@ -59,12 +57,13 @@ export class RedisStorageClient implements storage.StorageClient {
         // A lost connection is told by the calls it fails (and ridden through); without a listener
         // ioredis prints every reconnect attempt as an unhandled error.
         if (this.ownsConnection) this.connection.on('error', () => undefined);
-        const patience = new OutagePatience(this.connection, resolved.outageMs, systemClock);
+        const patience = new OutagePatience(this.connection, resolved.outageMs, resolved.clock);
         const parts = (kind: StorageKind): StorageParts => ({
             redis: this.connection,
             prefix: this.prefix,
             registry: new StorageRegistry(this.connection, this.prefix, kind),
             patience,
+            clock: resolved.clock,
         });
         this.kinds = { rq: parts('rq'), kvs: parts('kvs'), ds: parts('ds') };
     }

@@ -1,6 +1,8 @@
 import type { Cluster, Redis } from 'ioredis';
 import { z } from 'zod';
 
+import type { Clock } from '../core/clock';
+import { systemClock } from '../core/clock';
 import { ThrottlingOptionsError } from '../core/errors';
 import { formatOptionIssues } from '../options/options-schema';
 import { failFast } from '../shared-clock/redis-clock-options';
@@ -45,6 +47,12 @@ export interface RedisStorageClientOptions {
      * @default 25
      */
     lockLimit?: number;
+    /**
+     * This process's time, for how long a call waits on an outage and between idle polls (every
+     * lock is decided on Redis `TIME`).
+     * @default the system clock
+     */
+    clock?: Clock;
 }
 
 export const redisStorageOptionsSchema = z.strictObject({
@@ -71,6 +79,12 @@ export const redisStorageOptionsSchema = z.strictObject({
         .min(1, 'must be from 1 to 25')
         .max(25, 'must be from 1 to 25')
         .optional(),
+    clock: z
+        .custom<Clock>(
+            (value) => typeof (value as { now?: unknown } | null)?.now === 'function',
+            'must be a clock: an object with now() answering epoch ms',
+        )
+        .optional(),
 });
 
 /** The options after defaults, with the connection made. */
@@ -80,6 +94,7 @@ export interface ResolvedRedisStorageOptions {
     prefix: string;
     lockLimit: number;
     outageMs: number;
+    clock: Clock;
 }
 
 /** Checks the options (naming the bad one and what it allows) and opens the connection. */
@@ -93,11 +108,12 @@ export function resolveRedisStorageOptions(options: RedisStorageClientOptions): 
         timeoutMs = 5_000,
         lockLimit = 25,
         outageMs = 30_000,
+        clock = systemClock,
     } = parsed.data;
     if (url !== undefined && client !== undefined)
         throw new ThrottlingOptionsError('Invalid RedisStorageClient options: give either `url` or `client`, not both');
     const prefix = given.replace(/:+$/, '');
-    if (client) return { connection: client, ownsConnection: false, prefix, lockLimit, outageMs };
+    if (client) return { connection: client, ownsConnection: false, prefix, lockLimit, outageMs, clock };
     const { Redis: RedisClass } = loadIoredis();
     return {
         connection: new RedisClass(url ?? 'redis://127.0.0.1:6379', failFast(timeoutMs)),
@@ -105,5 +121,6 @@ export function resolveRedisStorageOptions(options: RedisStorageClientOptions): 
         prefix,
         lockLimit,
         outageMs,
+        clock,
     };
 }
