@@ -38,7 +38,7 @@ describeRedis('RedisRequestQueueClient idle polls', () => {
         for (let i = 0; i < times; i++) {
             const head = await queue.listAndLockHead({ limit: 25, lockSecs });
             found += head.items.length;
-            locked = head.queueHasLockedRequests;
+            locked = head.queueHasLockedRequests === true;
             clock.advance(50);
         }
         return { found, locked };
