@@ -1,11 +1,9 @@
 import type * as storage from '@crawlee/types';
 
-import type { RedisStorageConnection } from './redis-storage-options';
 import { RedisStorageError } from './redis-storage-error';
+import type { StorageParts } from './redis-storage-base';
+import { RedisStorageBase } from './redis-storage-base';
 import { iterablePromise, readMeta } from './storage-meta';
-import type { StorageRegistry } from './storage-registry';
-import type { StorageKeys } from './storage-keys';
-import { storageKeys } from './storage-keys';
 
 /**
  * Crawlee's `KeyValueStoreClient` on Redis: a record's bytes, its content type and its key (for
@@ -13,37 +11,26 @@ import { storageKeys } from './storage-keys';
  * Values are stored and returned as memory-storage does: objects as JSON, strings as text, bytes as
  * bytes, and parsed back by content type.
  */
-export class RedisKeyValueStoreClient implements storage.KeyValueStoreClient {
-    // The id once resolved from `idOrName` through the registry.
-    private resolvedId?: string;
-
-    constructor(
-        private readonly redis: RedisStorageConnection,
-        private readonly prefix: string,
-        private readonly registry: StorageRegistry,
-        // The id or name this client was made for.
-        private readonly idOrName: string,
-    ) {}
-
-    async get(): Promise<storage.KeyValueStoreInfo | undefined> {
-        const keys = await this.keysOrUndefined();
-        return keys ? readMeta(this.redis, keys.meta) : undefined;
+export class RedisKeyValueStoreClient extends RedisStorageBase implements storage.KeyValueStoreClient {
+    constructor(parts: StorageParts, idOrName: string) {
+        super(parts, 'kvs', idOrName);
     }
 
-    async update(newFields: storage.KeyValueStoreClientUpdateOptions): Promise<Partial<storage.KeyValueStoreInfo>> {
-        const info = await this.get();
-        if (!info) throw this.missing('update');
-        if (newFields.name && newFields.name !== info.name)
-            await this.registry.rename(info.id, info.name ?? '', newFields.name);
-        return (await this.get())!;
+    get(): Promise<storage.KeyValueStoreInfo | undefined> {
+        return this.patient('get', () => this.info());
     }
 
-    async delete(): Promise<void> {
-        const keys = await this.keysOrUndefined();
-        if (!keys) return;
-        const name = await this.redis.hget(keys.meta, 'name');
-        await this.redis.del(keys.meta, keys.data, keys.order, keys.types);
-        await this.registry.forget(this.resolvedId!, name ?? '');
+    update(newFields: storage.KeyValueStoreClientUpdateOptions): Promise<Partial<storage.KeyValueStoreInfo>> {
+        return this.patient('update', async () => {
+            const info = await this.info();
+            if (!info) throw this.missing('update');
+            await this.renameTo(info, newFields.name);
+            return (await this.info())!;
+        });
+    }
+
+    delete(): Promise<void> {
+        return this.patient('delete', () => this.deleteKeys(['meta', 'data', 'order', 'types']));
     }
 
     listKeys(
@@ -52,21 +39,24 @@ export class RedisKeyValueStoreClient implements storage.KeyValueStoreClient {
         return iterablePromise(this.listKeysPage(options), (page) => page.items);
     }
 
-    async recordExists(key: string): Promise<boolean> {
-        const keys = await this.requireKeys('recordExists');
-        return (await this.redis.hexists(keys.data, key)) === 1;
+    recordExists(key: string): Promise<boolean> {
+        return this.patient('recordExists', async () => {
+            const keys = await this.requireKeys('recordExists');
+            return (await this.redis.hexists(keys.data, key)) === 1;
+        });
     }
 
     async getRecord(
         key: string,
         options: storage.KeyValueStoreClientGetRecordOptions = {},
     ): Promise<storage.KeyValueStoreRecord | undefined> {
-        const keys = await this.requireKeys('getRecord');
-        const [[, bytes], [, contentType]] = (await this.redis
-            .multi()
-            .hgetBuffer(keys.data, key)
-            .hget(keys.types, key)
-            .exec()) as [[unknown, Buffer | null], [unknown, string | null]];
+        const [[, bytes], [, contentType]] = await this.patient('getRecord', async () => {
+            const keys = await this.requireKeys('getRecord');
+            return (await this.redis.multi().hgetBuffer(keys.data, key).hget(keys.types, key).exec()) as [
+                [unknown, Buffer | null],
+                [unknown, string | null],
+            ];
+        });
         if (bytes === null) return undefined;
         const type = contentType ?? 'application/octet-stream';
         return { key, contentType: type, value: options.buffer ? bytes : decode(bytes, type) };
@@ -75,20 +65,24 @@ export class RedisKeyValueStoreClient implements storage.KeyValueStoreClient {
     async setRecord(record: storage.KeyValueStoreRecord): Promise<void> {
         if (typeof record?.key !== 'string' || record.key.length === 0)
             throw new RedisStorageError('setRecord: record.key must be a non-empty string');
-        const keys = await this.requireKeys('setRecord');
         const { bytes, contentType } = await encode(record.value, record.contentType);
-        await this.redis
-            .multi()
-            .hset(keys.data, record.key, bytes)
-            .hset(keys.types, record.key, contentType)
-            .zadd(keys.order, 0, record.key)
-            .hset(keys.meta, 'modifiedAt', Date.now())
-            .exec();
+        await this.patient('setRecord', async () => {
+            const keys = await this.requireKeys('setRecord');
+            await this.redis
+                .multi()
+                .hset(keys.data, record.key, bytes)
+                .hset(keys.types, record.key, contentType)
+                .zadd(keys.order, 0, record.key)
+                .hset(keys.meta, 'modifiedAt', Date.now())
+                .exec();
+        });
     }
 
-    async deleteRecord(key: string): Promise<void> {
-        const keys = await this.requireKeys('deleteRecord');
-        await this.redis.multi().hdel(keys.data, key).hdel(keys.types, key).zrem(keys.order, key).exec();
+    deleteRecord(key: string): Promise<void> {
+        return this.patient('deleteRecord', async () => {
+            const keys = await this.requireKeys('deleteRecord');
+            await this.redis.multi().hdel(keys.data, key).hdel(keys.types, key).zrem(keys.order, key).exec();
+        });
     }
 
     private async listKeysPage(
@@ -97,15 +91,18 @@ export class RedisKeyValueStoreClient implements storage.KeyValueStoreClient {
         const { limit = 1000, exclusiveStartKey, prefix } = options;
         if (!Number.isInteger(limit) || limit < 1)
             throw new RedisStorageError(`listKeys: limit must be an integer >= 1, got ${String(limit)}`);
-        const keys = await this.requireKeys('listKeys');
         const from = exclusiveStartKey !== undefined ? `(${exclusiveStartKey}` : prefix ? `[${prefix}` : '-';
         const to = prefix ? `[${prefix}\xff` : '+';
-        // One more than asked, to know whether the listing is truncated.
-        const names = (await this.redis.zrangebylex(keys.order, from, to, 'LIMIT', 0, limit + 1)).filter(
-            (k) => !prefix || k.startsWith(prefix),
-        );
+        const { names, sizes } = await this.patient('listKeys', async () => {
+            const keys = await this.requireKeys('listKeys');
+            // One more than asked, to know whether the listing is truncated.
+            const found = (await this.redis.zrangebylex(keys.order, from, to, 'LIMIT', 0, limit + 1)).filter(
+                (k) => !prefix || k.startsWith(prefix),
+            );
+            const shown = found.slice(0, limit);
+            return { names: found, sizes: await Promise.all(shown.map((k) => this.redis.hstrlen(keys.data, k))) };
+        });
         const page = names.slice(0, limit);
-        const sizes = page.length ? await Promise.all(page.map((k) => this.redis.hstrlen(keys.data, k))) : [];
         const isTruncated = names.length > limit;
         return {
             count: page.length,
@@ -117,19 +114,9 @@ export class RedisKeyValueStoreClient implements storage.KeyValueStoreClient {
         };
     }
 
-    private async requireKeys(what: string): Promise<StorageKeys> {
+    private async info(): Promise<storage.KeyValueStoreInfo | undefined> {
         const keys = await this.keysOrUndefined();
-        if (!keys || !(await this.redis.exists(keys.meta))) throw this.missing(what);
-        return keys;
-    }
-
-    private missing(what: string): RedisStorageError {
-        return new RedisStorageError(`${what}: key-value store ${this.idOrName} does not exist`);
-    }
-
-    private async keysOrUndefined(): Promise<StorageKeys | undefined> {
-        this.resolvedId ??= await this.registry.resolve(this.idOrName);
-        return this.resolvedId === undefined ? undefined : storageKeys(this.prefix, 'kvs', this.resolvedId);
+        return keys ? readMeta(this.redis, keys.meta) : undefined;
     }
 }
 

@@ -1,12 +1,12 @@
 import type * as storage from '@crawlee/types';
 
-import type { RedisStorageConnection } from './redis-storage-options';
+import type { StorageParts } from './redis-storage-base';
+import { RedisStorageBase } from './redis-storage-base';
+import { IdlePollBackoff } from './idle-poll-backoff';
 import { storageError, RedisStorageError } from './redis-storage-error';
 import type { RequestQueueScript } from './request-queue-scripts';
 import { requestIdOf } from './request-id';
-import type { StorageRegistry } from './storage-registry';
 import type { StorageKeys } from './storage-keys';
-import { storageKeys } from './storage-keys';
 
 type ScriptCall = (...args: (string | number)[]) => Promise<unknown>;
 
@@ -19,23 +19,27 @@ const MAX_LOCK_LIMIT = 25;
  * or the lock expires on Redis's clock; an expired lock puts the request back where it was, so a
  * dead worker's requests go to the others. Each change is one script (see request-queue-scripts).
  */
-export class RedisRequestQueueClient implements storage.RequestQueueClient {
-    // The id once `idOrName` is resolved through the registry (a name opened elsewhere included).
-    private resolvedId?: string;
+export class RedisRequestQueueClient extends RedisStorageBase implements storage.RequestQueueClient {
+    // Fewer idle polls while other processes hold the whole queue.
+    private readonly idlePolls: IdlePollBackoff;
 
     constructor(
-        private readonly redis: RedisStorageConnection,
-        private readonly prefix: string,
-        private readonly registry: StorageRegistry,
-        // The id or name this client was made for.
-        private readonly idOrName: string,
+        parts: StorageParts,
+        idOrName: string,
         // Whose locks this client takes and may prolong or delete: Crawlee's RequestQueue passes its own key.
         private readonly clientKey: string,
         // Most requests one listAndLockHead locks, whatever the caller asks.
         private readonly lockLimit = MAX_LOCK_LIMIT,
-    ) {}
+    ) {
+        super(parts, 'rq', idOrName);
+        this.idlePolls = new IdlePollBackoff(parts.clock);
+    }
 
-    async get(): Promise<storage.RequestQueueInfo | undefined> {
+    get(): Promise<storage.RequestQueueInfo | undefined> {
+        return this.patient('get', () => this.info());
+    }
+
+    private async info(): Promise<storage.RequestQueueInfo | undefined> {
         const keys = await this.keysOrUndefined();
         if (!keys) return undefined;
         let answer: unknown[];
@@ -60,20 +64,17 @@ export class RedisRequestQueueClient implements storage.RequestQueueClient {
         };
     }
 
-    async update(newFields: { name?: string }): Promise<Partial<storage.RequestQueueInfo> | undefined> {
-        const info = await this.requireInfo('update');
-        if (newFields.name && newFields.name !== info.name) {
-            await this.registry.rename(info.id, info.name ?? '', newFields.name);
-        }
-        return this.get();
+    update(newFields: { name?: string }): Promise<Partial<storage.RequestQueueInfo> | undefined> {
+        return this.patient('update', async () => {
+            const info = await this.info();
+            if (!info) throw this.missing('update');
+            await this.renameTo(info, newFields.name);
+            return this.info();
+        });
     }
 
-    async delete(): Promise<void> {
-        const keys = await this.keysOrUndefined();
-        if (!keys) return;
-        const name = await this.redis.hget(keys.meta, 'name');
-        await this.redis.del(keys.meta, keys.data, keys.order, keys.locks, keys.lockInfo);
-        await this.registry.forget(this.resolvedId!, name ?? '');
+    delete(): Promise<void> {
+        return this.patient('delete', () => this.deleteKeys(['meta', 'data', 'order', 'locks', 'lockInfo']));
     }
 
     async listHead(options: storage.ListOptions = {}): Promise<storage.QueueHead> {
@@ -86,21 +87,18 @@ export class RedisRequestQueueClient implements storage.RequestQueueClient {
         const asked = checkLimit(options.limit ?? MAX_LOCK_LIMIT, 'listAndLockHead', MAX_LOCK_LIMIT);
         const limit = Math.min(asked, this.lockLimit);
         const lockMs = lockMsOf(options.lockSecs, 'listAndLockHead');
-        const [, hasLocked, ...jsons] = (await this.run(
+        const answer = { limit, lockSecs: options.lockSecs, queueModifiedAt: new Date(), hadMultipleClients: true };
+        if (this.idlePolls.quiet()) return { ...answer, queueHasLockedRequests: true, items: [] };
+        const [expiresIn, hasLocked, ...jsons] = (await this.run(
             'listAndLockHead',
             'crawleeRqListAndLock',
             limit,
             lockMs,
             this.clientKey,
         )) as unknown[];
-        return {
-            limit,
-            lockSecs: options.lockSecs,
-            queueModifiedAt: new Date(),
-            hadMultipleClients: true,
-            queueHasLockedRequests: Number(hasLocked) === 1,
-            items: jsons.map(parseRequest),
-        };
+        const queueHasLockedRequests = Number(hasLocked) === 1;
+        this.idlePolls.polled(jsons.length, queueHasLockedRequests, Number(expiresIn));
+        return { ...answer, queueHasLockedRequests, items: jsons.map(parseRequest) };
     }
 
     async prolongRequestLock(
@@ -120,6 +118,7 @@ export class RedisRequestQueueClient implements storage.RequestQueueClient {
     }
 
     async deleteRequestLock(id: string, options: storage.DeleteRequestLockOptions = {}): Promise<void> {
+        this.idlePolls.wake();
         await this.run(
             `deleteRequestLock of ${id}`,
             'crawleeRqDeleteLock',
@@ -146,31 +145,28 @@ export class RedisRequestQueueClient implements storage.RequestQueueClient {
         const models = requests.map((r) => toModel(r, 'batchAddRequests'));
         if (models.length === 0) return { processedRequests: [], unprocessedRequests: [] };
         const args = models.flatMap((m) => [m.id, m.json, flag(m.handled)]);
-        try {
-            const answer = (await this.run(
-                'batchAddRequests',
-                'crawleeRqAdd',
-                flag(options.forefront),
-                ...args,
-            )) as number[];
-            const processedRequests = models.map((m, i) => ({
-                requestId: m.id,
-                uniqueKey: m.uniqueKey,
-                wasAlreadyPresent: Number(answer[2 * i]) === 1,
-                wasAlreadyHandled: Number(answer[2 * i + 1]) === 1,
-            }));
-            return { processedRequests, unprocessedRequests: [] };
-        } catch (error) {
-            // A batch that did not reach Redis is reported as not processed: Crawlee retries those.
-            if (error instanceof RedisStorageError && /does not exist/.test(error.message)) throw error;
-            const unprocessedRequests = requests.map(({ uniqueKey, url, method }) => ({ uniqueKey, url, method }));
-            return { processedRequests: [], unprocessedRequests };
-        }
+        this.idlePolls.wake();
+        // A batch that cannot reach Redis within outageMs throws rather than come back as
+        // unprocessed: Crawlee skips unprocessed requests after three attempts, and they would be lost.
+        const answer = (await this.run(
+            'batchAddRequests',
+            'crawleeRqAdd',
+            flag(options.forefront),
+            ...args,
+        )) as number[];
+        const processedRequests = models.map((m, i) => ({
+            requestId: m.id,
+            uniqueKey: m.uniqueKey,
+            wasAlreadyPresent: Number(answer[2 * i]) === 1,
+            wasAlreadyHandled: Number(answer[2 * i + 1]) === 1,
+        }));
+        return { processedRequests, unprocessedRequests: [] };
     }
 
     async getRequest(id: string): Promise<storage.RequestOptions | undefined> {
-        const keys = await this.requireKeys('getRequest');
-        const json = await this.redis.hget(keys.data, id);
+        const json = await this.patient(`getRequest of ${id}`, async () =>
+            this.redis.hget((await this.queueKeys('getRequest')).data, id),
+        );
         return json === null ? undefined : (parseRequest(json) as unknown as storage.RequestOptions);
     }
 
@@ -179,6 +175,7 @@ export class RedisRequestQueueClient implements storage.RequestQueueClient {
         options: storage.RequestOptions = {},
     ): Promise<storage.QueueOperationInfo> {
         const model = toModel(request, 'updateRequest');
+        this.idlePolls.wake();
         const [present, wasHandled] = (await this.run(
             `updateRequest of ${model.id}`,
             'crawleeRqUpdate',
@@ -198,31 +195,23 @@ export class RedisRequestQueueClient implements storage.RequestQueueClient {
         return this.run(`deleteRequest of ${id}`, 'crawleeRqDeleteRequest', id);
     }
 
-    /** The queue's keys; throws a clear error when the queue does not exist. */
-    private async requireKeys(what: string): Promise<StorageKeys> {
+    /** The queue's keys; a clear error when the queue is not registered (its scripts check the rest). */
+    private async queueKeys(what: string): Promise<StorageKeys> {
         const keys = await this.keysOrUndefined();
-        if (!keys) throw new RedisStorageError(`${what}: request queue ${this.idOrName} does not exist`);
+        if (!keys) throw this.missing(what);
         return keys;
     }
 
-    private async requireInfo(what: string): Promise<storage.RequestQueueInfo> {
-        const info = await this.get();
-        if (!info) throw new RedisStorageError(`${what}: request queue ${this.idOrName} does not exist`);
-        return info;
-    }
-
-    private async keysOrUndefined(): Promise<StorageKeys | undefined> {
-        this.resolvedId ??= await this.registry.resolve(this.idOrName);
-        return this.resolvedId === undefined ? undefined : storageKeys(this.prefix, 'rq', this.resolvedId);
-    }
-
-    private async run(what: string, name: RequestQueueScript, ...args: (string | number)[]): Promise<unknown> {
-        const keys = await this.requireKeys(what);
-        try {
-            return await this.script(name, keys, ...args);
-        } catch (error) {
-            throw storageError(`${what} in request queue ${this.idOrName}`, error);
-        }
+    /** One script on the queue, ridden through an outage; its error replies worded for people. */
+    private run(what: string, name: RequestQueueScript, ...args: (string | number)[]): Promise<unknown> {
+        return this.patient(what, async () => {
+            const keys = await this.queueKeys(what);
+            try {
+                return await this.script(name, keys, ...args);
+            } catch (error) {
+                throw storageError(`${what} in request queue ${this.idOrName}`, error);
+            }
+        });
     }
 
     private script(name: RequestQueueScript, keys: StorageKeys, ...args: (string | number)[]): Promise<unknown> {

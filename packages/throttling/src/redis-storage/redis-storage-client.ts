@@ -9,6 +9,8 @@ import {
 } from './redis-collections';
 import { RedisDatasetClient } from './redis-dataset-client';
 import { RedisKeyValueStoreClient } from './redis-key-value-store-client';
+import { OutagePatience } from './outage-patience';
+import type { StorageParts } from './redis-storage-base';
 import { RedisRequestQueueClient } from './redis-request-queue-client';
 import type { RedisStorageClientOptions, RedisStorageConnection } from './redis-storage-options';
 import { resolveRedisStorageOptions } from './redis-storage-options';
@@ -40,8 +42,8 @@ export class RedisStorageClient implements storage.StorageClient {
     private readonly ownsConnection: boolean;
     // Most requests one listAndLockHead locks (the lockLimit option).
     private readonly lockLimit: number;
-    // Names to ids of each kind, shared by every process on the Redis.
-    private readonly registries: Record<StorageKind, StorageRegistry>;
+    // Per kind: the connection, the prefix, the registry (names to ids, shared by every process) and the patience.
+    private readonly kinds: Record<StorageKind, StorageParts>;
 
     constructor(options: RedisStorageClientOptions = {}) {
         const resolved = resolveRedisStorageOptions(options);
@@ -52,35 +54,44 @@ export class RedisStorageClient implements storage.StorageClient {
         for (const [name, lua] of Object.entries(REQUEST_QUEUE_SCRIPTS))
             this.connection.defineCommand(name, { numberOfKeys: REQUEST_QUEUE_SCRIPT_KEYS, lua });
         for (const [name, script] of Object.entries(REGISTRY_SCRIPTS)) this.connection.defineCommand(name, script);
-        const registry = (kind: StorageKind) => new StorageRegistry(this.connection, this.prefix, kind);
-        this.registries = { rq: registry('rq'), kvs: registry('kvs'), ds: registry('ds') };
+        // A lost connection is told by the calls it fails (and ridden through); without a listener
+        // ioredis prints every reconnect attempt as an unhandled error.
+        if (this.ownsConnection) this.connection.on('error', () => undefined);
+        const patience = new OutagePatience(this.connection, resolved.outageMs, resolved.clock);
+        const parts = (kind: StorageKind): StorageParts => ({
+            redis: this.connection,
+            prefix: this.prefix,
+            registry: new StorageRegistry(this.connection, this.prefix, kind),
+            patience,
+            clock: resolved.clock,
+        });
+        this.kinds = { rq: parts('rq'), kvs: parts('kvs'), ds: parts('ds') };
     }
 
     requestQueues(): storage.RequestQueueCollectionClient {
-        return new RedisRequestQueueCollectionClient(this.parts('rq'));
+        return new RedisRequestQueueCollectionClient(this.kinds.rq);
     }
 
     requestQueue(id: string, options: storage.RequestQueueOptions = {}): storage.RequestQueueClient {
         // Without a client key (a caller other than Crawlee's RequestQueue) each client locks for itself.
         const clientKey = options.clientKey ?? randomUUID();
-        const { connection, prefix, registries, lockLimit } = this;
-        return new RedisRequestQueueClient(connection, prefix, registries.rq, id, clientKey, lockLimit);
+        return new RedisRequestQueueClient(this.kinds.rq, id, clientKey, this.lockLimit);
     }
 
     keyValueStores(): storage.KeyValueStoreCollectionClient {
-        return new RedisKeyValueStoreCollectionClient(this.parts('kvs'));
+        return new RedisKeyValueStoreCollectionClient(this.kinds.kvs);
     }
 
     keyValueStore(id: string): storage.KeyValueStoreClient {
-        return new RedisKeyValueStoreClient(this.connection, this.prefix, this.registries.kvs, id);
+        return new RedisKeyValueStoreClient(this.kinds.kvs, id);
     }
 
     datasets(): storage.DatasetCollectionClient {
-        return new RedisDatasetCollectionClient(this.parts('ds'));
+        return new RedisDatasetCollectionClient(this.kinds.ds);
     }
 
     dataset(id: string): storage.DatasetClient {
-        return new RedisDatasetClient(this.connection, this.prefix, this.registries.ds, id);
+        return new RedisDatasetClient(this.kinds.ds, id);
     }
 
     /** Closes the connection this client opened (a given one is left open). */
@@ -102,9 +113,5 @@ export class RedisStorageClient implements storage.StorageClient {
                 cursor = next;
             } while (cursor !== '0');
         }
-    }
-
-    private parts(kind: StorageKind) {
-        return { redis: this.connection, prefix: this.prefix, registry: this.registries[kind] };
     }
 }

@@ -2,9 +2,14 @@ import { RedisStorageError } from '../core/errors';
 
 export { RedisStorageError } from '../core/errors';
 
+/** Why a storage this client had found is no longer on Redis. */
+export const GONE =
+    'it was there before: it was deleted, or Redis restarted without persistence and lost it, and the crawl ' +
+    'with it; start the crawl afresh, and run Redis with appendonly yes to keep a crawl across restarts';
+
 /** What each error a script answers means, for the message. */
 const REASONS: Record<string, string> = {
-    ERR_QUEUE_NOT_FOUND: 'the request queue does not exist (it was deleted, or never created)',
+    ERR_QUEUE_NOT_FOUND: `the request queue does not exist (${GONE})`,
     ERR_REQUEST_NOT_FOUND: 'no request with this id is in the queue',
     ERR_REQUEST_HANDLED: 'the request was already handled',
     ERR_REQUEST_NOT_LOCKED: 'the request is not locked',

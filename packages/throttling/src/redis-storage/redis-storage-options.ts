@@ -1,6 +1,8 @@
 import type { Cluster, Redis } from 'ioredis';
 import { z } from 'zod';
 
+import type { Clock } from '../core/clock';
+import { systemClock } from '../core/clock';
 import { ThrottlingOptionsError } from '../core/errors';
 import { formatOptionIssues } from '../options/options-schema';
 import { failFast } from '../shared-clock/redis-clock-options';
@@ -32,12 +34,25 @@ export interface RedisStorageClientOptions {
      */
     timeoutMs?: number;
     /**
+     * How long a storage call waits for Redis to come back when the connection drops or Redis
+     * restarts: the call is made again once ioredis has reconnected, until this long after its
+     * first attempt, and then fails with a RedisStorageError. 0 fails at the first lost connection.
+     * @default 30000
+     */
+    outageMs?: number;
+    /**
      * Most requests one `listAndLockHead` locks for its caller (Crawlee's queue asks for 25). Lower
      * spreads a small queue over more processes, at one round trip per request fetched: with 25, the
      * first process to fetch a 6-request queue holds all 6.
      * @default 25
      */
     lockLimit?: number;
+    /**
+     * This process's time, for how long a call waits on an outage and between idle polls (every
+     * lock is decided on Redis `TIME`).
+     * @default the system clock
+     */
+    clock?: Clock;
 }
 
 export const redisStorageOptionsSchema = z.strictObject({
@@ -57,11 +72,18 @@ export const redisStorageOptionsSchema = z.strictObject({
         .regex(/^[^{}]*[^{}:]:*$/, 'must contain something besides colons, and no { or } (they delimit the hash tag)')
         .optional(),
     timeoutMs: z.number().positive('must be a number of ms > 0').finite().optional(),
+    outageMs: z.number().min(0, 'must be a number of ms >= 0').finite('must be a finite number of ms').optional(),
     lockLimit: z
         .number()
         .int('must be a whole number')
         .min(1, 'must be from 1 to 25')
         .max(25, 'must be from 1 to 25')
+        .optional(),
+    clock: z
+        .custom<Clock>(
+            (value) => typeof (value as { now?: unknown } | null)?.now === 'function',
+            'must be a clock: an object with now() answering epoch ms',
+        )
         .optional(),
 });
 
@@ -71,22 +93,34 @@ export interface ResolvedRedisStorageOptions {
     ownsConnection: boolean;
     prefix: string;
     lockLimit: number;
+    outageMs: number;
+    clock: Clock;
 }
 
 /** Checks the options (naming the bad one and what it allows) and opens the connection. */
 export function resolveRedisStorageOptions(options: RedisStorageClientOptions): ResolvedRedisStorageOptions {
     const parsed = redisStorageOptionsSchema.safeParse(options ?? {});
     if (!parsed.success) throw new ThrottlingOptionsError(formatOptionIssues('RedisStorageClient', parsed.error));
-    const { url, client, prefix: given = 'crawlee', timeoutMs = 5_000, lockLimit = 25 } = parsed.data;
+    const {
+        url,
+        client,
+        prefix: given = 'crawlee',
+        timeoutMs = 5_000,
+        lockLimit = 25,
+        outageMs = 30_000,
+        clock = systemClock,
+    } = parsed.data;
     if (url !== undefined && client !== undefined)
         throw new ThrottlingOptionsError('Invalid RedisStorageClient options: give either `url` or `client`, not both');
     const prefix = given.replace(/:+$/, '');
-    if (client) return { connection: client, ownsConnection: false, prefix, lockLimit };
+    if (client) return { connection: client, ownsConnection: false, prefix, lockLimit, outageMs, clock };
     const { Redis: RedisClass } = loadIoredis();
     return {
         connection: new RedisClass(url ?? 'redis://127.0.0.1:6379', failFast(timeoutMs)),
         ownsConnection: true,
         prefix,
         lockLimit,
+        outageMs,
+        clock,
     };
 }

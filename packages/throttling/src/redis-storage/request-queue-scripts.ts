@@ -100,6 +100,10 @@ for i = 1, #head, 2 do
   out[#out + 1] = redis.call('HGET', data, id)
 end
 out[2] = redis.call('ZCARD', locks) > 0 and 1 or 0
+-- Nothing locked for the caller: out[1] says in how many ms the earliest lock expires instead.
+if #head == 0 and out[2] == 1 then
+  out[1] = tonumber(redis.call('ZRANGE', locks, 0, 0, 'WITHSCORES')[2]) - now
+end
 touch(#head > 0)
 return out
 `;

@@ -61,6 +61,9 @@ export class RedisDomainClock implements SharedDomainClock {
         this.clock = resolved.clock;
         for (const [name, { numberOfKeys, lua }] of Object.entries(REDIS_CLOCK_SCRIPTS))
             this.client.defineCommand(name, numberOfKeys === undefined ? { lua } : { numberOfKeys, lua });
+        // The calls a lost connection fails say so (see onSharedClockError); without a listener
+        // ioredis also prints every reconnect attempt as an unhandled error.
+        if (this.ownsClient) this.client.on('error', () => undefined);
     }
 
     /** The Redis keys of `key` (all in one hash slot). */
