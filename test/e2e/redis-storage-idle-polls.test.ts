@@ -6,7 +6,8 @@ import { REDIS_URL, describeRedis, uniquePrefix } from '../helpers/redis';
 /**
  * Idle polls against the local Redis: one process ("A") holds every request of a queue, another
  * ("B") asks for the head again and again on a manual clock, 50 ms apart, as a crawler whose
- * frontier others hold does. Counted: the list-and-lock scripts that reached Redis.
+ * frontier others hold does. Counted: the list-and-lock scripts that reached Redis. In the e2e
+ * project: lock expiry is on Redis's own clock, so one test waits for it in real time.
  */
 describeRedis('RedisRequestQueueClient idle polls', () => {
     let prefix: string;
