@@ -99,9 +99,7 @@ describe('DomainState: backoff', () => {
         const o = s.recordRateLimit(T0, 3_600_000, policy);
         expect(o.waitMs).toBe(60_000);
         expect(o.cappedFrom).toEqual({ source: 'retry-after', requestedMs: 3_600_000 });
-        const e = new DomainState('b.com');
-        e.backoffExponent = 10;
-        e.decayAt = T0 + 10_000_000;
+        const e = DomainState.fromJSON({ domain: 'b.com', backoffExponent: 10, decayAt: T0 + 10_000_000 })!;
         const oe = e.recordRateLimit(T0, undefined, policy);
         expect(oe.waitMs).toBe(60_000);
         expect(oe.cappedFrom?.source).toBe('exponential');
