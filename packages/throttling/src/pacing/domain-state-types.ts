@@ -146,7 +146,7 @@ export function parseStateData(data: unknown): { data: DomainStateData; learner?
     if (typeof record.domain !== 'string' || record.domain === '') return undefined;
     const parsed = { domain: record.domain } as DomainStateData;
     for (const key of NUMERIC_FIELDS) {
-        const value = record[key] ?? 0;
+        const value = record[key] === undefined ? 0 : record[key];
         if (typeof value !== 'number' || !Number.isFinite(value) || value < 0) return undefined;
         parsed[key] = value;
     }
