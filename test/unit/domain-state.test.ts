@@ -3,6 +3,7 @@ import {
     MAX_BACKOFF_EXPONENT,
     STALL_DISPATCH_SLACK_MS,
 } from '../../packages/throttling/src/pacing/domain-state';
+import { NUMERIC_FIELDS } from '../../packages/throttling/src/pacing/domain-state-types';
 
 const policy = { backoffMinDelayMs: 2_000, backoffMaxDelayMs: 60_000 };
 const T0 = 1_000_000;
@@ -99,9 +100,7 @@ describe('DomainState: backoff', () => {
         const o = s.recordRateLimit(T0, 3_600_000, policy);
         expect(o.waitMs).toBe(60_000);
         expect(o.cappedFrom).toEqual({ source: 'retry-after', requestedMs: 3_600_000 });
-        const e = new DomainState('b.com');
-        e.backoffExponent = 10;
-        e.decayAt = T0 + 10_000_000;
+        const e = DomainState.fromJSON({ domain: 'b.com', backoffExponent: 10, decayAt: T0 + 10_000_000 })!;
         const oe = e.recordRateLimit(T0, undefined, policy);
         expect(oe.waitMs).toBe(60_000);
         expect(oe.cappedFrom?.source).toBe('exponential');
@@ -204,5 +203,25 @@ describe('DomainState: persistence shape', () => {
         expect(DomainState.fromJSON({ domain: '' })).toBeUndefined();
         expect(DomainState.fromJSON({ domain: 'a.com', backoffUntil: 'soon' })).toBeUndefined();
         expect(DomainState.fromJSON({ domain: 'a.com', backoffUntil: -1 })).toBeUndefined();
+        // A missing number is 0; one written as null is not a number either.
+        expect(DomainState.fromJSON({ domain: 'a.com', backoffUntil: null })).toBeUndefined();
+    });
+
+    test('writes every field in the saved order, and a state never refused or limited saves them as 0', () => {
+        const s = new DomainState('a.com');
+        s.dispatch(T0, 0);
+        expect(Object.keys(s.toJSON())).toEqual(['domain', ...NUMERIC_FIELDS]);
+        const refused = new DomainState('b.com');
+        refused.recordRateLimit(T0, 3_000, policy);
+        refused.spend(T0, 1, { limit: 5, windowMs: 60_000 });
+        refused.noteNetworkError();
+        expect(Object.keys(refused.toJSON())).toEqual(['domain', ...NUMERIC_FIELDS]);
+        expect(s.toJSON()).toMatchObject({ backoffUntil: 0, refusals: 0, quotaSpent: 0, consecutiveErrors: 0 });
+        expect(refused.toJSON()).toMatchObject({
+            backoffUntil: T0 + 3_000,
+            refusals: 1,
+            quotaSpent: 1,
+            consecutiveErrors: 1,
+        });
     });
 });

@@ -3,6 +3,7 @@ import { RequestQueue } from '@crawlee/core';
 
 import { ManualClock } from 'crawlee-throttling';
 import { DomainState } from '../../packages/throttling/src/pacing/domain-state';
+import type { DomainStateData } from '../../packages/throttling/src/pacing/domain-state';
 import { resolvePolicy } from '../../packages/throttling/src/pacing/policy';
 import type { RestViews } from '../../packages/throttling/src/layout/at-rest';
 import { isAtRest } from '../../packages/throttling/src/layout/at-rest';
@@ -144,6 +145,9 @@ describe('isAtRest: when an idle domain may be forgotten', () => {
     const policy = resolvePolicy({}, {});
     const quotaPolicy = resolvePolicy({}, { quota: 10, quotaWindowSecs: 60 });
     const state = () => new DomainState('a.com');
+    // Gives a state the fields of a saved one (the fields no method sets directly).
+    const saved = (s: DomainState, fields: Partial<DomainStateData>) =>
+        s.adopt(DomainState.fromJSON({ domain: s.domain, ...fields })!, now, Number.POSITIVE_INFINITY);
 
     /** A domain and the owners of what else is kept of it: the window, the scheduler and the origin gate's books. */
     function domain() {
@@ -202,20 +206,14 @@ describe('isAtRest: when an idle domain may be forgotten', () => {
         ['held for another scope', (d) => (d.e.blockedUntil = now + 1)],
         ['its queue opening', (d) => (d.e.opening = Promise.resolve({} as never))],
         ['a request in flight', (_e, s) => s.dispatch(now, 0, policy)],
-        ['its crawl-delay clock running', (_e, s) => (s.nextDispatchAt = now + 1)],
-        ['backing off', (_e, s) => (s.backoffUntil = now + 1)],
-        ['its backoff step remembered', (_e, s) => (s.decayAt = now + 1)],
-        [
-            'raised pacing',
-            (_e, s) => {
-                s.penaltyMs = 10_000;
-                s.lastTriggerAt = now;
-            },
-        ],
-        ['a run of refusals', (_e, s) => (s.refusingSince = now - 1)],
-        ['network errors in a row', (_e, s) => (s.consecutiveErrors = 1)],
-        ['skipped for its crawl delay', (_e, s) => (s.excessiveCrawlDelaySecs = 120)],
-        ['an announced pace', (_e, s) => (s.announcedUntil = now + 1)],
+        ['its crawl-delay clock running', (_e, s) => s.holdDispatchUntil(now + 1)],
+        ['backing off', (_e, s) => s.pauseUntil(now + 1)],
+        ['its backoff step remembered', (_e, s) => saved(s, { decayAt: now + 1 })],
+        ['raised pacing', (_e, s) => saved(s, { penaltyMs: 10_000, lastTriggerAt: now })],
+        ['a run of refusals', (_e, s) => saved(s, { refusingSince: now - 1 })],
+        ['network errors in a row', (_e, s) => s.noteNetworkError()],
+        ['skipped for its crawl delay', (_e, s) => s.skipForCrawlDelay(120)],
+        ['an announced pace', (_e, s) => saved(s, { announcedUntil: now + 1 })],
     ])('not at rest with %s', (_name, change) => {
         const d = entry();
         const s = state();

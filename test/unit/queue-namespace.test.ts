@@ -1,6 +1,7 @@
 import { createHash } from 'node:crypto';
 
-import { DEFAULT_PERSIST_STATE_KEY, QueueNamespace } from '../../packages/throttling/src/queues/queue-namespace';
+import { DEFAULTS } from '../../packages/throttling/src/options/defaults';
+import { QueueNamespace } from '../../packages/throttling/src/queues/queue-namespace';
 import {
     domainKeyFromQueueName,
     MAX_THROTTLED_QUEUE_NAME_LENGTH,
@@ -28,10 +29,10 @@ const KEYS = [
 const hash8 = (key: string) => createHash('sha256').update(key).digest('hex').slice(0, 8);
 
 describe('QueueNamespace: the default key keeps plain names', () => {
-    const ns = new QueueNamespace(DEFAULT_PERSIST_STATE_KEY);
+    const ns = new QueueNamespace(DEFAULTS.persistStateKey);
 
     test('the default key is the one Crawlee v4 uses', () => {
-        expect(DEFAULT_PERSIST_STATE_KEY).toBe('CRAWLEE_THROTTLED_DOMAINS');
+        expect(DEFAULTS.persistStateKey).toBe('CRAWLEE_THROTTLED_DOMAINS');
     });
 
     test.each(KEYS)('%s: nameOf is throttledQueueName, domainOf reverses it', (key) => {
@@ -100,7 +101,7 @@ describe('QueueNamespace: a custom key puts a hash of itself into every name', (
 
     test('rejects plain names (the default namespace) and other custom namespaces', () => {
         expect(ns.domainOf('throttled-example.com')).toBeUndefined();
-        expect(ns.domainOf(new QueueNamespace(DEFAULT_PERSIST_STATE_KEY).nameOf('example.com'))).toBeUndefined();
+        expect(ns.domainOf(new QueueNamespace(DEFAULTS.persistStateKey).nameOf('example.com'))).toBeUndefined();
         expect(ns.domainOf(new QueueNamespace('crawler-c').nameOf('example.com'))).toBeUndefined();
         expect(ns.domainOf('default')).toBeUndefined();
         const prefix = ns.nameOf('x').slice(0, -1);
@@ -116,7 +117,7 @@ describe('QueueNamespace: a custom key puts a hash of itself into every name', (
     });
 
     test('no plain name is a name of a custom namespace, and no custom name a plain one', () => {
-        const plain = new QueueNamespace(DEFAULT_PERSIST_STATE_KEY);
+        const plain = new QueueNamespace(DEFAULTS.persistStateKey);
         for (const domain of KEYS) {
             expect(ns.domainOf(plain.nameOf(domain))).toBeUndefined();
             expect(plain.domainOf(ns.nameOf(domain))).toBeUndefined();
@@ -127,7 +128,7 @@ describe('QueueNamespace: a custom key puts a hash of itself into every name', (
 
 describe('QueueNamespace: names stay storage-safe in every namespace', () => {
     const namespaces = [
-        new QueueNamespace(DEFAULT_PERSIST_STATE_KEY),
+        new QueueNamespace(DEFAULTS.persistStateKey),
         new QueueNamespace('crawler-b'),
         new QueueNamespace('ÜBER key / with spaces'),
     ];

@@ -371,6 +371,43 @@ describe('a robots.txt that answers 5xx or 429, or not at all', () => {
         expect(robots.reads).toHaveLength(1);
     });
 
+    test.each([
+        ['an hour', 3_600],
+        ['two days (longer than the 24 h a robots.txt read is kept)', 2 * 86_400],
+    ])(
+        'robotsUnreachableDisallowSecs is the length of the block, not the robots.txt re-read period: %s',
+        async (_name, disallowSecs) => {
+            const robots = scripted([answer(503)]);
+            const { manager, clock, beforeSending } = setup(robots, {
+                maxRobotsRetries: 0,
+                robotsUnreachableDisallowSecs: disallowSecs,
+            });
+            const failsUnsent = async (n: number) => {
+                await manager.addRequest({ url: `https://a.com/${n}` });
+                await settle();
+                const request = (await manager.fetchNextRequest())!;
+                const error = await beforeSending(request).catch((e: unknown) => e);
+                await manager.markRequestHandled(request);
+                return error;
+            };
+            expect(await failsUnsent(1)).toMatchObject({ disallowedUntil: T0 + disallowSecs * 1000 });
+            // Until the block ends its requests fail without a read, past the 24 h re-read period too.
+            clock.set(T0 + disallowSecs * 1000 - 1);
+            expect(await failsUnsent(2)).toBeInstanceOf(RobotsUnreachableError);
+            expect(robots.reads).toHaveLength(1);
+            // Then robots.txt is read again (as early as an hour on, not after 24 h), and its file applies.
+            clock.set(T0 + disallowSecs * 1000);
+            robots.from([file('User-agent: *\n')]);
+            await manager.addRequest({ url: 'https://a.com/3' });
+            await settle();
+            clock.set((await nextReadyAt(manager))!);
+            const after = (await manager.fetchNextRequest())!;
+            expect(robots.reads).toHaveLength(2);
+            expect(after.url).toBe('https://a.com/3');
+            await expect(beforeSending(after)).resolves.toBeUndefined();
+        },
+    );
+
     test("under registrableDomain a blocked origin fails alone: another origin of the key goes on at the key's pace", async () => {
         const robots = scripted([]);
         const fetcher: RobotsFetcher = async (url, options) => {

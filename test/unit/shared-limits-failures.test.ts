@@ -287,7 +287,7 @@ describe('SharedRefusals: a refusal the store missed', () => {
         };
         const { timers, warnings, failures } = pausingFailures();
         const states = new InMemoryDomainStateStore();
-        states.update(HOST, (s) => void (s.backoffUntil = clock.now() + 2_000));
+        states.update(HOST, (s) => void s.pauseUntil(clock.now() + 2_000));
         const policy = { backoffMinDelayMs: 2_000, backoffMaxDelayMs: 60_000, backoffFactor: 2, rampup: undefined };
         const router = { policyOf: () => policy } as never;
         const refusals = new SharedRefusals({ shared: store, states, router, failures, changed: () => undefined });

@@ -285,7 +285,7 @@ describe('PaceLearner, fed by other processes', () => {
         for (let t = 0; t <= 2_000; t += 100) {
             const reservation = state.dispatch(t, 0, policy);
             if (t % 500 !== 0) state.cancelDispatch(reservation);
-            else state.nextDispatchAt = t;
+            else state.holdDispatchUntil(t);
         }
         expect(state.rampupState!.rate).toBe(6);
     });

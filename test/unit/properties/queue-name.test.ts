@@ -8,14 +8,15 @@ import {
     MAX_THROTTLED_QUEUE_NAME_LENGTH,
     throttledQueueName,
 } from '../../../packages/throttling/src/queues/queue-name';
-import { DEFAULT_PERSIST_STATE_KEY, QueueNamespace } from '../../../packages/throttling/src/queues/queue-namespace';
+import { DEFAULTS } from '../../../packages/throttling/src/options/defaults';
+import { QueueNamespace } from '../../../packages/throttling/src/queues/queue-namespace';
 import { domainKeyOfUrl } from '../../../packages/throttling/src/routing/domain-key';
 import { fcParams } from './fc-params';
 
 const UUID = /[0-9a-f]{8}-[0-9a-f]{4}-[0-9a-f]{4}-[0-9a-f]{4}-[0-9a-f]{12}/i;
 const STORAGE_SAFE = /^[a-z0-9._-]+(?<!\.)$/;
 
-const PERSIST_KEYS = [DEFAULT_PERSIST_STATE_KEY, 'crawler-a', 'crawler-b', 'ÜBER key / with spaces'];
+const PERSIST_KEYS = [DEFAULTS.persistStateKey, 'crawler-a', 'crawler-b', 'ÜBER key / with spaces'];
 const hash8 = (key: string) => createHash('sha256').update(key).digest('hex').slice(0, 8);
 
 /**
@@ -144,7 +145,7 @@ describe('queue namespaces: properties', () => {
 });
 
 describe('queue namespaces: hostnames starting with `~`', () => {
-    const plain = new QueueNamespace(DEFAULT_PERSIST_STATE_KEY);
+    const plain = new QueueNamespace(DEFAULTS.persistStateKey);
     const custom = new QueueNamespace('crawler-b');
     const lookalike = `~${hash8('crawler-b')}~example.com`;
 

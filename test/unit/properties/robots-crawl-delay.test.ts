@@ -2,10 +2,10 @@ import fc from 'fast-check';
 
 import type { RobotsFetchResult } from 'crawlee-throttling/types';
 import {
-    DEFAULT_MAX_CRAWL_DELAY_SECS,
     RobotsCrawlDelayCache,
     robotsVerdictFromResponse,
 } from '../../../packages/throttling/src/robots/robots-crawl-delay';
+import { DEFAULTS } from '../../../packages/throttling/src/options/defaults';
 import { fcParams } from './fc-params';
 
 const ROBOTS_URL = 'https://example.com/robots.txt';
@@ -54,7 +54,7 @@ const headers = fc.dictionary(
 );
 const maxCrawlDelaySecs = fc.oneof(
     fc.double({ min: Number.MIN_VALUE, max: 1e9, noNaN: true }),
-    fc.constant(DEFAULT_MAX_CRAWL_DELAY_SECS),
+    fc.constant(DEFAULTS.maxCrawlDelaySecs),
 );
 const userAgent = fc.option(fc.oneof(agentText, fc.string()), { nil: undefined });
 
@@ -122,7 +122,7 @@ describe('robots.txt Crawl-delay: properties', () => {
                 const cache = new RobotsCrawlDelayCache({ fetcher: fetch, now: () => 0 });
                 const verdict = await cache.get('https://example.com/page', { userAgent: ua });
                 if (verdict.kind === 'crawlDelay') {
-                    expect(verdict.delayMs).toBeLessThanOrEqual(DEFAULT_MAX_CRAWL_DELAY_SECS * 1000);
+                    expect(verdict.delayMs).toBeLessThanOrEqual(DEFAULTS.maxCrawlDelaySecs * 1000);
                 }
             }),
             fcParams(200),

@@ -109,7 +109,7 @@ export class CompletionTracker {
         if (!entry || handout.errors === undefined) return false;
         if (!this.deps.router.policyOf(entry.key).backoffOnNetworkErrors) return false;
         if (!newNetworkError(request.errorMessages, handout.errors)) return false;
-        this.deps.states.update(entry.key, (s) => (s.consecutiveErrors += 1));
+        this.deps.states.update(entry.key, (s) => s.noteNetworkError());
         this.deps.recorder.record({ reason: 'rateLimited', url: request.url }, { reason: 'network-error' });
         return true;
     }

@@ -123,11 +123,7 @@ export class Dispatcher {
         // A key leased until its response (one at a time) counts its interval from the response.
         if (key === undefined || intervalMs === undefined || handout.domain?.sharedLease !== undefined) return;
         const nextAt = this.clock.now() + intervalMs;
-        const moved = this.states.update(key, (s) => {
-            if (s.nextDispatchAt >= nextAt) return false;
-            s.nextDispatchAt = nextAt;
-            return true;
-        });
+        const moved = this.states.update(key, (s) => s.holdDispatchUntil(nextAt));
         if (moved) this.shared.publish(key);
     }
 
@@ -249,11 +245,7 @@ export class Dispatcher {
         const lateMs = this.clock.now() - ticket.now;
         if (!(lateMs > 0)) return;
         const nextAt = ticket.reservation.armedNextDispatchAt + lateMs;
-        const moved = this.states.update(ticket.entry.key, (s) => {
-            if (s.nextDispatchAt >= nextAt) return false;
-            s.nextDispatchAt = nextAt;
-            return true;
-        });
+        const moved = this.states.update(ticket.entry.key, (s) => s.holdDispatchUntil(nextAt));
         if (moved) this.shared.publish(ticket.entry.key);
     }
 }

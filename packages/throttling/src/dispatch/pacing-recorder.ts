@@ -145,9 +145,7 @@ export class PacingRecorder {
         const key = this.router.domainKeyOf(url);
         if (key === undefined || !this.host.paces(key)) return;
         const state = this.states.update(key, (s) => s);
-        if (state.excessiveCrawlDelaySecs === declaredSecs) return;
-        state.excessiveCrawlDelaySecs = declaredSecs;
-        this.host.changed(key);
+        if (state.skipForCrawlDelay(declaredSecs)) this.host.changed(key);
     }
 
     /**
@@ -160,7 +158,7 @@ export class PacingRecorder {
         if (key === undefined || !this.host.paces(key)) return false;
         const state = this.states.update(key, (s) => s);
         if (answered) state.noteReachable();
-        else if (this.router.policyOf(key).backoffOnNetworkErrors) state.consecutiveErrors += 1;
+        else if (this.router.policyOf(key).backoffOnNetworkErrors) state.noteNetworkError();
         return state.isUnreachable(this.options.maxConsecutiveErrors);
     }
 

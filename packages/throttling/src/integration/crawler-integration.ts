@@ -8,10 +8,10 @@ import type { StreamingHttpClient } from '../robots/crawler-robots-fetcher';
 import { robotsFetcherOfHttpClient } from '../robots/crawler-robots-fetcher';
 import type { RobotsReadFailure } from '../robots/robots-crawl-delay';
 import {
-    DEFAULT_ROBOTS_TTL_MS,
     loadGotScraping,
     RobotsCrawlDelayCache,
     robotsReadFailure,
+    ROBOTS_TXT_MAX_AGE_MS,
 } from '../robots/robots-crawl-delay';
 import type { DomainGateAttempt, DomainGateOutcome } from '../robots/origin-gate';
 import { decideRobotsFailure } from '../robots/robots-failure';
@@ -163,7 +163,7 @@ function gateOnRobotsTxt(manager: ThrottlerPort, crawler: AttachableCrawler): vo
             const hasGoodRead = robots.lastGood(url, userAgent) !== undefined;
             return applyRobotsVerdict(manager, url, verdict, { retriesLeft, hasGoodRead });
         },
-        { recheckAfterMs: DEFAULT_ROBOTS_TTL_MS, maxRetries: options.maxRobotsRetries },
+        { recheckAfterMs: ROBOTS_TXT_MAX_AGE_MS, maxRetries: options.maxRobotsRetries },
     );
 }
 

@@ -1,4 +1,3 @@
-import { DEFAULTS } from './defaults';
 import type { QueueLayout } from './queue-layout';
 import type { Clock } from '../core/clock';
 import type { SharedDomainClock } from '../core/shared-domain-clock';
@@ -14,9 +13,6 @@ import type { InnerRequestManager, RequestManagerOpener } from './options-schema
 
 export type { InnerRequestManager, RequestManagerOpener } from './options-schema';
 import type { GetScopes } from './request-scopes';
-
-/** Default of `persistStateKey`: the key Crawlee v4's manager uses. */
-export const DEFAULT_PERSIST_STATE_KEY = DEFAULTS.persistStateKey;
 
 /**
  * Options of {@link ThrottlingRequestManager}. Option names follow Crawlee v4's manager; the policy

@@ -178,7 +178,7 @@ export class ResponseInterpreter {
             throw new ThrottledRetriesExhaustedError(request.url, statusCode, maxFreeRetries);
         userData[FREE_RETRIES_KEY] = freeRetries + 1;
         const key = this.deps.handouts.get(request)?.domain?.key;
-        if (key !== undefined) this.deps.states.update(key, (s) => (s.freeRetries += 1));
+        if (key !== undefined) this.deps.states.update(key, (s) => s.noteFreeRetry());
         spareSessionOnce(context.session);
         this.deps.handouts.markThrottledRetry(request);
         throw new RequestThrottledError(request.url, statusCode, waitMs);

@@ -1,5 +1,6 @@
 import type { ResolvedPolicy } from './policy';
-import type { RatePacerData } from './rate-pacer';
+import type { RatePacer, RatePacerData } from './rate-pacer';
+import { pacerFromJSON } from './rate-pacer';
 
 /** The serialisable part of a domain's state (what is persisted and restored). */
 export interface DomainStateData {
@@ -134,3 +135,22 @@ export const NUMERIC_FIELDS = [
     'backedOffMs',
     'freeRetries',
 ] as const satisfies readonly (keyof DomainStateData)[];
+
+/**
+ * Reads persisted data defensively: every number finite and not negative (a missing one is 0), and a
+ * learner that parses. Undefined when the data has the wrong shape.
+ */
+export function parseStateData(data: unknown): { data: DomainStateData; learner?: RatePacer } | undefined {
+    if (typeof data !== 'object' || data === null) return undefined;
+    const record = data as Record<string, unknown>;
+    if (typeof record.domain !== 'string' || record.domain === '') return undefined;
+    const parsed = { domain: record.domain } as DomainStateData;
+    for (const key of NUMERIC_FIELDS) {
+        const value = record[key] === undefined ? 0 : record[key];
+        if (typeof value !== 'number' || !Number.isFinite(value) || value < 0) return undefined;
+        parsed[key] = value;
+    }
+    if (record.rampup === undefined) return { data: parsed };
+    const learner = pacerFromJSON(record.rampup);
+    return learner ? { data: parsed, learner } : undefined;
+}

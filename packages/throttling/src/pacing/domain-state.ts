@@ -1,28 +1,36 @@
 /**
- * The pacing state of one throttled domain: two clocks and the bookkeeping behind them.
+ * The pacing state of one throttled scope, made of parts that each own their fields:
  *
- * - The crawl-delay clock is armed on every dispatch: the next request may leave no sooner than
- *   `interval` after the previous one, where interval = max(robots.txt crawl delay, floor).
- * - The backoff clock is armed by a refusal (429 and friends): nothing leaves before it runs out
- *   (its decisions are in `RefusalClock`, which this class extends).
+ * - the crawl-delay clock, its own: armed on every dispatch, the next request may leave no sooner
+ *   than `interval` after the previous one (two numbers every scope has, kept here rather than in an
+ *   object of their own, which would cost every scope of a broad crawl 32 bytes more);
+ * - the concurrency slots (`SlotPool`), each with its per-slot delay;
+ * - the backoff clock (`BackoffClock`), armed by a refusal (429 and friends): nothing leaves before it
+ *   runs out; it also keeps the raised pacing, the pace a server announced and the refusal run;
+ * - the pace learner (`PaceLearner`) of a ramping scope;
+ * - the quota window, the error budget and the crawl-delay skip (`DomainLimits`).
  *
- * The interval is the largest of the configured delay, the robots.txt crawl delay, the floor, the
- * pacing raised by backoff and the pacing the server announced. Concurrency slots cap how many
- * requests are in flight. A domain is ready when both clocks have passed and a slot is free. Every decision takes `now` (epoch ms) as an
- * argument, so it is a pure function of the state and the time; nothing here reads a clock.
- * All fields are plain numbers in epoch milliseconds so the state can be persisted as JSON and
- * restored by another process.
+ * The interval is the largest of the configured delay, the learned pace, the robots.txt crawl delay,
+ * the floor, the pacing raised by backoff and the pacing the server announced. A scope is ready when
+ * both clocks have passed, its quota allows and a slot is free. The backoff clock, the learner and
+ * the limits are made on first use: most scopes of a broad crawl never need them. This class
+ * combines the parts' decisions; every decision takes `now` (epoch ms) and nothing here reads a
+ * clock. The state persists as plain numbers (`DomainStateData`), so another process can restore it.
  */
 
-import type { ResolvedPolicy } from './policy';
 import { applyJitter } from './policy';
-import type { DispatchReservation, IntervalReason, PacingPolicy } from './domain-state-types';
-import { MAX_BACKOFF_EXPONENT, RefusalClock } from './refusal-clock';
-import { NUMERIC_FIELDS, UNLIMITED } from './domain-state-types';
+import type { ResolvedPolicy } from './policy';
+import type { SharedRefusal } from '../core/shared-limit-types';
+import type { BackoffPolicy, DispatchReservation, DomainStateData, IntervalReason } from './domain-state-types';
+import type { PacingPolicy, RateLimitOutcome } from './domain-state-types';
+import { NUMERIC_FIELDS, UNLIMITED, parseStateData } from './domain-state-types';
+import { anyBackoffData, BackoffClock } from './backoff-clock';
+import { DomainLimits, nextQuotaWindow } from './domain-limits';
+import { PaceLearner } from './pace-learner';
 import { SlotPool } from './slot-pool';
 import type { RampupPolicy } from './rampup-policy';
 import type { LearnedRate, RatePacer } from './rate-pacer';
-import { createPacer, pacerFromJSON } from './rate-pacer';
+import { createPacer } from './rate-pacer';
 
 export type {
     BackoffPolicy,
@@ -33,87 +41,184 @@ export type {
     RateLimitOutcome,
 } from './domain-state-types';
 
-export { MAX_BACKOFF_EXPONENT, STALL_DISPATCH_SLACK_MS } from './refusal-clock';
+export { MAX_BACKOFF_EXPONENT, STALL_DISPATCH_SLACK_MS } from './backoff-clock';
 
-export class DomainState extends RefusalClock {
-    // Concurrency slots and their per-slot clocks.
+export class DomainState {
+    readonly domain: string;
+    private dispatchedCount = 0;
+    private handledCount = 0;
+    // The crawl-delay clock: earliest time of the next dispatch (0 before the first), and the crawl
+    // delay robots.txt declared (the largest of the scope's origins), ms; 0 when none.
+    private nextAt = 0;
+    private declaredMs = 0;
     private readonly slots = new SlotPool();
-    /**
-     * The Crawl-delay (seconds) robots.txt asked for above `maxCrawlDelaySecs`, when the domain is
-     * skipped for it (`onExcessiveCrawlDelay: 'skip'`). Not saved: robots.txt is read again on resume.
-     */
-    excessiveCrawlDelaySecs?: number;
-    /** What an earlier run learned of the scope's rate (`rememberLearnedRates`); its pacer starts there. */
-    learnedRate?: LearnedRate;
+    // The scope's learner once made; before that, what an earlier run learned (`rememberLearnedRates`),
+    // which the learner will start from. One field for both: a scope needs the second only until the first.
+    private learning?: RatePacer | LearnedRate;
+    private backoff?: BackoffClock;
+    private limits?: DomainLimits;
 
     constructor(domain: string) {
-        super(domain);
+        this.domain = domain;
     }
 
-    /** The robots.txt crawl delay in force: none when the scope ignores it or sets its own delay. */
+    /** Requests dispatched (the statistics). */
+    get dispatched(): number {
+        return this.dispatchedCount;
+    }
+    /** Requests handled, successfully or given up on (the statistics). */
+    get handled(): number {
+        return this.handledCount;
+    }
+    /** Crawl delay declared for the scope (robots.txt `Crawl-delay`), in ms; 0 when none. */
+    get crawlDelayMs(): number {
+        return this.declaredMs;
+    }
+    /** Crawl-delay clock: earliest time of the next dispatch. */
+    get nextDispatchAt(): number {
+        return this.nextAt;
+    }
+    /** Backoff clock: no dispatch before this time. 0 when never backed off. */
+    get backoffUntil(): number {
+        return this.backoff?.backoffUntil ?? 0;
+    }
+    /** The backoff exponent as last escalated, before any decay (see `effectiveExponent`). */
+    get backoffExponent(): number {
+        return this.backoff?.backoffExponent ?? 0;
+    }
+    /** After this time without a new refusal the exponent starts over; 0 when nothing to decay. */
+    get decayAt(): number {
+        return this.backoff?.decaysAt ?? 0;
+    }
+    /** Start of the current unbroken run of refusals; 0 when the scope is not refusing. */
+    get refusingSince(): number {
+        return this.backoff?.refusingSinceAt ?? 0;
+    }
+    /** Time of the last refusal; 0 when none. */
+    get lastRefusalAt(): number {
+        return this.backoff?.lastRefusal ?? 0;
+    }
+    /** Until when the pace a server announced applies. */
+    get announcedUntil(): number {
+        return this.backoff?.announcedUntilAt ?? 0;
+    }
+    /** Refusals met (the statistics). */
+    get refusals(): number {
+        return this.backoff?.refusals ?? 0;
+    }
+    /** Time spent backed off in all (the statistics). */
+    get backedOffMs(): number {
+        return this.backoff?.backedOff ?? 0;
+    }
+    /** Requests sent back for a free retry after a refusal (the statistics). */
+    get freeRetries(): number {
+        return this.backoff?.freeRetries ?? 0;
+    }
+    /** Network errors or timeouts in a row with no answer in between (the error budget). */
+    get consecutiveErrors(): number {
+        return this.limits?.consecutiveErrors ?? 0;
+    }
+    /** The Crawl-delay (seconds) above `maxCrawlDelaySecs` the scope is skipped for; undefined when not. */
+    get excessiveCrawlDelaySecs(): number | undefined {
+        return this.limits?.excessiveCrawlDelaySecs;
+    }
+    /** The scope's pace learner, when it has made one. */
+    get rampupState(): RatePacer | undefined {
+        return this.learning instanceof PaceLearner ? this.learning : undefined;
+    }
+    /** Requests handed out and not yet completed, as far as this state knows. */
+    get inFlight(): number {
+        return this.slots.inUse;
+    }
+
+    /** The declared crawl delay in force: none when the scope ignores it or sets its own delay. */
     private crawlDelayFor(policy: PacingPolicy): number {
-        return policy.ignoreRobotsCrawlDelay || policy.explicit.delay ? 0 : this.crawlDelayMs;
+        return policy.ignoreRobotsCrawlDelay || policy.explicit.delay ? 0 : this.declaredMs;
+    }
+
+    private ownBackoff(): BackoffClock {
+        return (this.backoff ??= new BackoffClock());
+    }
+
+    private ownLimits(): DomainLimits {
+        return (this.limits ??= new DomainLimits());
     }
 
     /** The most requests in flight the policy allows, robots.txt crawl delay considered. */
     concurrencyLimit(policy: PacingPolicy = UNLIMITED): number {
         const base = this.baseConcurrency(policy);
+        const learner = this.rampupState;
         // Rampup adds slots when a scope is held by slots rather than by pace (explicit caps win).
-        const robotsSaysOne = this.crawlDelayMs > 0 && !policy.ignoreRobotsCrawlDelay;
         if (
             !policy.rampup ||
-            !this.rampupState ||
+            !learner ||
             policy.explicit.concurrency ||
-            robotsSaysOne ||
-            !Number.isFinite(base)
+            (this.declaredMs > 0 && !policy.ignoreRobotsCrawlDelay)
         )
             return base;
-        return Math.min(base + this.rampupState.extraConcurrency, Math.max(base, policy.rampup.maxConcurrency));
-    }
-
-    /** Notes that the scope had work it could send but every slot was busy (for rampup). */
-    noteSlotBound(now: number, policy: PacingPolicy = UNLIMITED): void {
-        if (!policy.rampup || !this.rampupState) return;
-        if (Math.max(this.nextDispatchAt, this.backoffUntil) <= now) this.rampupState.slotBoundInWindow = true;
+        if (!Number.isFinite(base)) return base;
+        return Math.min(base + learner.extraConcurrency, Math.max(base, policy.rampup.maxConcurrency));
     }
 
     private baseConcurrency(policy: PacingPolicy): number {
         if (policy.explicit.concurrency || policy.ignoreRobotsCrawlDelay || !Number.isFinite(policy.concurrency))
             return policy.concurrency;
         // A declared crawl delay means "one at a time", as Scrapy reads it.
-        return this.crawlDelayMs > 0 ? 1 : policy.concurrency;
+        return this.declaredMs > 0 ? 1 : policy.concurrency;
     }
 
-    /** Requests handed out and not yet completed, as far as this state knows. */
-    get inFlight(): number {
-        return this.slots.inUse;
+    /** Notes that the scope had work it could send but every slot was busy (for rampup). */
+    noteSlotBound(now: number, policy: PacingPolicy = UNLIMITED): void {
+        const learner = this.rampupState;
+        if (!policy.rampup || !learner) return;
+        if (Math.max(this.nextDispatchAt, this.backoffUntil) <= now) learner.slotBoundInWindow = true;
     }
 
     /**
      * Minimum spacing between dispatches at `now`, and why: the largest of the configured delay, the
-     * robots.txt crawl delay (unless the scope overrides or ignores it), the floor, the pacing raised
-     * by backoff, and the pacing the server announced.
+     * learned pace, the robots.txt crawl delay (unless the scope overrides or ignores it), the floor,
+     * the pacing raised by backoff, and the pacing the server announced.
      */
     interval(now: number, floorMs: number, policy: PacingPolicy = UNLIMITED): { ms: number; reason: IntervalReason } {
-        const crawlDelay = this.crawlDelayFor(policy);
-        const ramp = policy.rampup ? this.ramp(policy.rampup).delayMs() : 0;
         const candidates: [number, IntervalReason][] = [
             [policy.delayMs, 'configured'],
-            [ramp, 'rampup'],
-            [crawlDelay, 'crawl-delay'],
+            [policy.rampup ? this.ramp(policy.rampup).delayMs() : 0, 'rampup'],
+            [this.crawlDelayFor(policy), 'crawl-delay'],
             [floorMs, 'floor'],
             [this.penaltyAt(now, policy), 'backoff'],
-            [now < this.announcedUntil ? this.announcedIntervalMs : 0, 'announced'],
+            [this.backoff?.announcedAt(now) ?? 0, 'announced'],
         ];
         let best: { ms: number; reason: IntervalReason } = { ms: 0, reason: 'none' };
         for (const [ms, reason] of candidates) if (ms > best.ms) best = { ms, reason };
         return best;
     }
 
+    /** Pacing raised by backoff triggers at `now`, after the decay of full quiet windows. */
+    penaltyAt(now: number, policy: PacingPolicy = UNLIMITED): number {
+        return this.backoff?.penaltyAt(now, policy) ?? 0;
+    }
+
+    isBackingOff(now: number): boolean {
+        return this.backoff?.isBackingOff(now) ?? false;
+    }
+
+    /** The exponent that the next escalation starts from, after any decay due by `now`. */
+    effectiveExponent(now: number): number {
+        return this.backoff?.effectiveExponent(now) ?? 0;
+    }
+
+    /** How long the scope has been refusing without a break at `now`; 0 when it is not refusing. */
+    stalledForMs(now: number): number {
+        return this.backoff?.stalledForMs(now) ?? 0;
+    }
+
     /** The pace learner of this scope, created on first use (from the rate an earlier run learned, if any). */
     ramp(policy: RampupPolicy): RatePacer {
-        this.rampupState ??= createPacer(policy, this.learnedRate);
-        return this.rampupState;
+        const current = this.learning;
+        if (current instanceof PaceLearner) return current;
+        const learner = createPacer(policy, current);
+        this.learning = learner;
+        return learner;
     }
 
     /**
@@ -121,49 +226,35 @@ export class DomainState extends RefusalClock {
      * (then it learns for itself, or resumed its own saved pacing). Returns whether it took it.
      */
     startFrom(learned: LearnedRate): boolean {
-        if (this.dispatched > 0) return false;
-        this.learnedRate = learned;
-        // A pacer made before (a snapshot asked for the interval) has learned nothing yet.
-        this.rampupState = undefined;
+        if (this.dispatchedCount > 0) return false;
+        // A learner made before (a snapshot asked for the interval) has learned nothing yet.
+        this.learning = learned;
         return true;
     }
 
     /** Cost spent in the quota window containing `now`. */
     spentAt(now: number, windowMs: number): number {
-        return Math.floor(now / windowMs) * windowMs === this.quotaWindowStart ? this.quotaSpent : 0;
+        return this.limits?.spentAt(now, windowMs) ?? 0;
     }
 
-    /**
-     * Whether the quota lets a request of `cost` go at `now`: always into an empty window (so one
-     * oversized request still goes, alone), otherwise only if the spend stays within the quota.
-     */
+    /** Whether the quota lets a request of `cost` go at `now` (see `DomainLimits.quotaAllows`). */
     quotaAllows(now: number, cost: number, quota: ResolvedPolicy['quota']): boolean {
-        if (!quota) return true;
-        const spent = this.spentAt(now, quota.windowMs);
-        return spent === 0 || spent + cost <= quota.limit;
+        return !quota || !this.limits || this.limits.quotaAllows(now, cost, quota);
     }
 
     /** When the next quota window opens after `now`. */
     nextQuotaWindow(now: number, quota: NonNullable<ResolvedPolicy['quota']>): number {
-        return (Math.floor(now / quota.windowMs) + 1) * quota.windowMs;
+        return nextQuotaWindow(now, quota);
     }
 
     /** Spends `cost` in the window containing `now`. */
     spend(now: number, cost: number, quota: ResolvedPolicy['quota']): void {
-        if (!quota) return;
-        const window = Math.floor(now / quota.windowMs) * quota.windowMs;
-        if (window !== this.quotaWindowStart) {
-            this.quotaWindowStart = window;
-            this.quotaSpent = 0;
-        }
-        this.quotaSpent += cost;
+        if (quota) this.ownLimits().spend(now, cost, quota);
     }
 
     /** Corrects the spend of a request dispatched at `dispatchedAt` (if its window is still open). */
     adjustSpend(dispatchedAt: number, delta: number, quota: ResolvedPolicy['quota']): void {
-        if (!quota) return;
-        if (Math.floor(dispatchedAt / quota.windowMs) * quota.windowMs !== this.quotaWindowStart) return;
-        this.quotaSpent = Math.max(0, this.quotaSpent + delta);
+        if (quota) this.ownLimits().adjustSpend(dispatchedAt, delta, quota);
     }
 
     /** Earliest time every clock allows a dispatch; Infinity while all slots are in use. */
@@ -204,26 +295,25 @@ export class DomainState extends RefusalClock {
         // Jitter spreads the configured delay and the backoff pacing; the floor and a robots.txt
         // crawl delay are hard minimums it must never undercut.
         const factor = policy.jitter ? applyJitter(1, policy.jitter, random) : 1;
-        const crawlDelay = this.crawlDelayFor(policy);
         const soft = this.interval(now, 0, { ...policy, ignoreRobotsCrawlDelay: true }).ms * factor;
-        const interval = Math.max(soft, crawlDelay, floorMs);
+        const interval = Math.max(soft, this.crawlDelayFor(policy), floorMs);
         const reservation: DispatchReservation = {
-            previousNextDispatchAt: this.nextDispatchAt,
+            previousNextDispatchAt: this.nextAt,
             armedNextDispatchAt: now + interval,
             slot,
             previousSlotNextAt: this.slots.take(slot, now + applyJitter(policy.delayPerSlotMs, policy.jitter, random)),
             probe,
         };
-        this.nextDispatchAt = reservation.armedNextDispatchAt;
+        this.nextAt = reservation.armedNextDispatchAt;
         // A probe (robots.txt) is paced like a request but is none: no count, no rampup sample.
         if (probe) return reservation;
         if (policy.rampup) this.ramp(policy.rampup).onDispatch(now, policy.rampup, backlog);
-        this.dispatched += 1;
+        this.dispatchedCount += 1;
         return reservation;
     }
 
     /**
-     * Re-arms the crawl-delay clock when a response arrives, for a domain taking one request at a
+     * Re-arms the crawl-delay clock when a response arrives, for a scope taking one request at a
      * time: the request left at some moment between dispatch and response, so only counting the
      * interval from the response guarantees the server sees the spacing it asked for.
      */
@@ -233,27 +323,65 @@ export class DomainState extends RefusalClock {
         if (this.concurrencyLimit(policy) !== 1) return;
         // A ramping scope searches its own rate from dispatches; only the minimums (robots.txt crawl
         // delay, the floor and a configured delay) are re-armed for it.
-        const crawlDelay = this.crawlDelayFor(policy);
         const interval = policy.rampup
-            ? Math.max(crawlDelay, floorMs, policy.delayMs)
+            ? Math.max(this.crawlDelayFor(policy), floorMs, policy.delayMs)
             : this.interval(now, floorMs, policy).ms;
-        this.nextDispatchAt = Math.max(this.nextDispatchAt, now + interval);
+        this.holdDispatchUntil(now + interval);
+    }
+
+    /** Holds the next dispatch until at least `at` (it leaves later than armed). Returns whether it moved. */
+    holdDispatchUntil(at: number): boolean {
+        if (this.nextAt >= at) return false;
+        this.nextAt = at;
+        return true;
     }
 
     /** Gives a reserved window and slot back when the queue had nothing to hand out. */
     cancelDispatch(reservation: DispatchReservation): void {
         // Only roll back if no later dispatch re-armed the clock in the meantime.
-        if (this.nextDispatchAt === reservation.armedNextDispatchAt)
-            this.nextDispatchAt = reservation.previousNextDispatchAt;
+        if (this.nextAt === reservation.armedNextDispatchAt) this.nextAt = reservation.previousNextDispatchAt;
         this.slots.untake(reservation.slot, reservation.previousSlotNextAt);
         if (reservation.probe) return;
-        this.dispatched -= 1;
+        this.dispatchedCount -= 1;
         this.rampupState?.undoDispatch();
     }
 
     /**
+     * Records a refusal on the backoff clock (see `BackoffClock.recordRefusal`). Under rampup the
+     * learner steps back instead of the pacing being raised, and the next request waits one interval
+     * of the new pace: the clock was armed at the pace just refused.
+     */
+    recordRateLimit(now: number, waitMs: number | undefined, policy: BackoffPolicy): RateLimitOutcome {
+        const safeRate = this.rampupState?.safeRate ?? 0;
+        return this.ownBackoff().recordRefusal(now, waitMs, policy, safeRate, (delayMs, fromServer) => {
+            if (policy.rampup) {
+                const pacer = this.ramp(policy.rampup);
+                pacer.onTrigger(now, policy.rampup, delayMs, fromServer, this.inFlight);
+                this.holdDispatchUntil(now + pacer.delayMs());
+            }
+            return this.nextAt;
+        });
+    }
+
+    /** Takes over a longer backoff the shared clock answered (see `BackoffClock.adoptShared`). */
+    adoptSharedBackoff(shared: SharedRefusal, now: number, rampup: boolean): boolean {
+        return this.ownBackoff().adoptShared(shared, now, rampup);
+    }
+
+    /** Holds the scope until at least `until` without a refusal (a robots.txt read to retry). */
+    pauseUntil(until: number): boolean {
+        if (until <= this.backoffUntil) return false;
+        return this.ownBackoff().holdUntil(until);
+    }
+
+    /** A request of the scope was sent back for a free retry after a refusal. */
+    noteFreeRetry(): void {
+        this.ownBackoff().noteFreeRetry();
+    }
+
+    /**
      * Applies limits a server announced in a response: with quota left, spread it over the time to
-     * the reset; with none left, hold the domain until the reset (not a refusal: no escalation).
+     * the reset; with none left, hold the scope until the reset (not a refusal: no escalation).
      * Adaptive pacing does not spread: a reset rounded up to whole seconds and a bucket that refills
      * before it would pace far below what the site grants; it learns the pace, and still holds at zero.
      */
@@ -269,83 +397,120 @@ export class DomainState extends RefusalClock {
         if (remaining === 0) {
             // Nothing left: as telling as a refusal (the bucket is empty now), without one being spent.
             if (rampup && now >= this.backoffUntil) this.ramp(rampup).onExhausted(now, rampup, capped);
-            this.backoffUntil = Math.max(this.backoffUntil, now + capped);
+            this.pauseUntil(now + capped);
             return;
         }
-        if (!rampup && remaining !== undefined && remaining > 0) {
-            this.announcedIntervalMs = Math.min(resetMs / remaining, maxDelayMs);
-            this.announcedUntil = now + capped;
-        }
+        if (!rampup && remaining !== undefined && remaining > 0)
+            this.ownBackoff().announce(Math.min(resetMs / remaining, maxDelayMs), now + capped);
     }
 
     /**
-     * Sets the declared crawl delay (robots.txt; the manager passes the largest of the domain's
+     * Sets the declared crawl delay (robots.txt; the manager passes the largest of the scope's
      * origins). A re-read robots.txt may lower it. Returns whether it changed.
      */
     setCrawlDelay(ms: number): boolean {
         const next = Number.isFinite(ms) && ms > 0 ? ms : 0;
-        if (next === this.crawlDelayMs) return false;
-        this.crawlDelayMs = next;
+        if (next === this.declaredMs) return false;
+        this.declaredMs = next;
+        return true;
+    }
+
+    /** Skips the scope for a Crawl-delay above the maximum (undefined: stops). Returns whether it changed. */
+    skipForCrawlDelay(declaredSecs: number | undefined): boolean {
+        if (this.excessiveCrawlDelaySecs === declaredSecs) return false;
+        this.ownLimits().excessiveCrawlDelaySecs = declaredSecs;
         return true;
     }
 
     /**
-     * The domain answered a request without a refusal: the run of refusals is broken. Under rampup the
+     * The scope answered a request without a refusal: the run of refusals is broken. Under rampup the
      * answer is counted, and the next refusal starts its backoff from the first step again: it marks a
      * pace a little too fast, not a site refusing everything.
      */
     recordAnswered(policy?: PacingPolicy, now = 0, sentAt?: number): void {
-        if (policy?.rampup && this.rampupState) {
-            this.rampupState.onAnswer(now, sentAt);
-            this.backoffExponent = 0;
-        }
-        this.refusingSince = 0;
-        this.stallMs = 0;
-        this.lastImposedMs = 0;
+        const learner = policy?.rampup ? this.rampupState : undefined;
+        learner?.onAnswer(now, sentAt);
+        this.backoff?.recordAnswered(learner !== undefined);
     }
 
-    /** The domain answered at all (a refusal too): its run of network errors is over. */
+    /** A request of the scope met a network error or a timeout (the error budget). */
+    noteNetworkError(): void {
+        this.ownLimits().noteNetworkError();
+    }
+
+    /** The scope answered at all (a refusal too): its run of network errors is over. */
     noteReachable(): void {
-        this.consecutiveErrors = 0;
+        this.limits?.noteReachable();
     }
 
-    /** Whether the domain spent its error budget: `limit` network errors in a row (0: no budget). */
+    /** Whether the scope spent its error budget: `limit` network errors in a row (0: no budget). */
     isUnreachable(limit: number): boolean {
         return limit > 0 && this.consecutiveErrors >= limit;
     }
 
-    /** A request of the domain was handled successfully (which also breaks a run of refusals). */
+    /** A request of the scope was handled successfully (which also breaks a run of refusals). */
     recordSuccess(): void {
-        this.handled += 1;
+        this.handledCount += 1;
         this.recordAnswered();
     }
 
     /**
-     * A request of the domain was given up on: Crawlee marks failed requests handled too. It counts
-     * as handled but breaks no run of refusals, or a domain refusing everything would never stall.
+     * A request of the scope was given up on: Crawlee marks failed requests handled too. It counts
+     * as handled but breaks no run of refusals, or a scope refusing everything would never stall.
      */
     recordGivenUp(): void {
-        this.handled += 1;
+        this.handledCount += 1;
+    }
+
+    toJSON(): DomainStateData {
+        const data = this.numbers();
+        const learner = this.rampupState;
+        if (learner) data.rampup = learner.toJSON();
+        return data;
+    }
+
+    /** The persisted numbers, in the order of `NUMERIC_FIELDS`. */
+    private numbers(): DomainStateData {
+        const data = { domain: this.domain } as DomainStateData;
+        for (const key of NUMERIC_FIELDS) data[key] = 0;
+        data.crawlDelayMs = this.declaredMs;
+        data.nextDispatchAt = this.nextAt;
+        this.backoff?.save(data);
+        data.quotaWindowStart = this.limits?.quotaWindowStart ?? 0;
+        data.quotaSpent = this.limits?.quotaSpent ?? 0;
+        data.consecutiveErrors = this.consecutiveErrors;
+        data.dispatched = this.dispatchedCount;
+        data.handled = this.handledCount;
+        return data;
+    }
+
+    /**
+     * Takes over what a saved state says (clocks, counters, the learner), with every clock cut to at
+     * most `maxAheadMs` after `now`: a record written by a faulty clock, or edited by hand, must not
+     * put a scope to sleep for longer than a live backoff could.
+     */
+    adopt(saved: DomainState, now: number, maxAheadMs: number): void {
+        this.load(saved.numbers(), saved.rampupState, now + maxAheadMs, maxAheadMs);
+    }
+
+    private load(data: DomainStateData, learner: RatePacer | undefined, latest: number, maxWaitMs: number): void {
+        this.declaredMs = data.crawlDelayMs;
+        this.nextAt = Math.min(data.nextDispatchAt, latest);
+        this.dispatchedCount = data.dispatched;
+        this.handledCount = data.handled;
+        if (this.backoff || anyBackoffData(data)) this.ownBackoff().restore(data, latest, maxWaitMs);
+        if (this.limits || data.quotaWindowStart !== 0 || data.quotaSpent !== 0 || data.consecutiveErrors !== 0)
+            this.ownLimits().restore(data.quotaWindowStart, data.quotaSpent, data.consecutiveErrors);
+        // A saved learner replaces this one; without one, a rate an earlier run learned stays the start.
+        if (learner || this.learning instanceof PaceLearner) this.learning = learner;
     }
 
     /** Rebuilds a state from persisted data; returns undefined when the data has the wrong shape. */
     static fromJSON(data: unknown): DomainState | undefined {
-        if (typeof data !== 'object' || data === null) return undefined;
-        const record = data as Record<string, unknown>;
-        if (typeof record.domain !== 'string' || record.domain === '') return undefined;
-        const state = new DomainState(record.domain);
-        for (const key of NUMERIC_FIELDS) {
-            const value = record[key];
-            if (value === undefined) continue;
-            if (typeof value !== 'number' || !Number.isFinite(value) || value < 0) return undefined;
-            state[key] = value;
-        }
-        state.backoffExponent = Math.min(state.backoffExponent, MAX_BACKOFF_EXPONENT);
-        if (record.rampup !== undefined) {
-            const ramp = pacerFromJSON(record.rampup);
-            if (!ramp) return undefined;
-            state.rampupState = ramp;
-        }
+        const parsed = parseStateData(data);
+        if (!parsed) return undefined;
+        const state = new DomainState(parsed.data.domain);
+        state.load(parsed.data, parsed.learner, Number.POSITIVE_INFINITY, Number.POSITIVE_INFINITY);
         return state;
     }
 }

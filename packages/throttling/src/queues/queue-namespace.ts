@@ -6,9 +6,7 @@ import {
     THROTTLED_QUEUE_NAME_PREFIX,
     throttledQueueName,
 } from './queue-name';
-import { DEFAULT_PERSIST_STATE_KEY } from '../options/options';
-
-export { DEFAULT_PERSIST_STATE_KEY };
+import { DEFAULTS } from '../options/defaults';
 
 // A namespaced key is `~<hash>~<domain key>`. WHATWG accepts `~` in hostnames, so a domain key of
 // the default namespace may itself read `~<8 hex>~…`: such a key gets an `^` in front, which no
@@ -36,7 +34,7 @@ export class QueueNamespace {
 
     constructor(persistStateKey: string) {
         this.tag =
-            persistStateKey === DEFAULT_PERSIST_STATE_KEY
+            persistStateKey === DEFAULTS.persistStateKey
                 ? ''
                 : `${MARK}${createHash('sha256').update(persistStateKey).digest('hex').slice(0, 8)}${MARK}`;
     }

@@ -85,10 +85,13 @@ export interface RobotsLookupOptions {
     proxyUrl?: string;
 }
 
-/** Default cap for a declared `Crawl-delay`: anything slower would effectively stall a crawl. */
-export const DEFAULT_MAX_CRAWL_DELAY_SECS = DEFAULTS.maxCrawlDelaySecs;
-/** RFC 9309 §2.4: crawlers SHOULD NOT use a cached robots.txt for more than 24 hours. */
-export const DEFAULT_ROBOTS_TTL_MS = DEFAULTS.robotsUnreachableDisallowSecs * 1000;
+/**
+ * RFC 9309 §2.4: crawlers SHOULD NOT use a cached robots.txt for more than 24 hours. How long a read
+ * is kept, and how often the origin gate reads it again; not an option, and not the length of the
+ * block after an unreachable robots.txt (`robotsUnreachableDisallowSecs`), which only shares its
+ * default.
+ */
+export const ROBOTS_TXT_MAX_AGE_MS = 24 * 60 * 60 * 1000;
 /**
  * Default number of robots.txt verdicts kept. The origin gate asks once per origin per 24 h, so a
  * verdict evicted early costs at most one more fetch; without a cap a broad crawl kept every origin
@@ -189,7 +192,7 @@ export function robotsVerdictFromResponse(
     robotsUrl: string,
     options: { userAgent?: string; maxCrawlDelaySecs?: number } = {},
 ): RobotsVerdict {
-    const maxCrawlDelaySecs = options.maxCrawlDelaySecs ?? DEFAULT_MAX_CRAWL_DELAY_SECS;
+    const maxCrawlDelaySecs = options.maxCrawlDelaySecs ?? DEFAULTS.maxCrawlDelaySecs;
     const { status } = result;
 
     if (status === 429) {
@@ -248,8 +251,8 @@ export class RobotsCrawlDelayCache {
 
     constructor(options: RobotsCrawlDelayCacheOptions = {}) {
         this.fetcher = options.fetcher ?? fetchRobotsTxtWithGotScraping;
-        this.maxCrawlDelaySecs = options.maxCrawlDelaySecs ?? DEFAULT_MAX_CRAWL_DELAY_SECS;
-        this.ttlMs = options.ttlMs ?? DEFAULT_ROBOTS_TTL_MS;
+        this.maxCrawlDelaySecs = options.maxCrawlDelaySecs ?? DEFAULTS.maxCrawlDelaySecs;
+        this.ttlMs = options.ttlMs ?? ROBOTS_TXT_MAX_AGE_MS;
         this.timeoutMs = options.timeoutMs ?? DEFAULT_ROBOTS_TIMEOUT_MS;
         this.now = options.now ?? Date.now;
         this.maxEntries = options.maxEntries ?? DEFAULT_ROBOTS_CACHE_MAX_ENTRIES;

@@ -26,11 +26,8 @@ export class RobotsPause {
         const policy = this.deps.policyOf(key);
         const stepMs = policy.backoffMinDelayMs * policy.backoffFactor ** Math.min(Math.max(0, retriesMade), 20);
         const pauseMs = Math.min(waitMs !== undefined && waitMs > 0 ? waitMs : stepMs, policy.backoffMaxDelayMs);
-        const state = this.deps.states.update(key, (s) => s);
         const until = this.deps.now() + pauseMs;
-        if (until <= state.backoffUntil) return pauseMs;
-        state.backoffUntil = until;
-        this.deps.changed(key);
+        if (this.deps.states.update(key, (s) => s.pauseUntil(until))) this.deps.changed(key);
         return pauseMs;
     }
 }

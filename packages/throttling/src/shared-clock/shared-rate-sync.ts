@@ -208,12 +208,7 @@ export class SharedRateSync {
         share.rate = pacer.rate;
         // The next dispatch was armed at the pace just left: it waits one interval of the new one,
         // as after a refusal here.
-        const later = this.options.states.update(key, (s) => {
-            const nextAt = now + pacer.delayMs();
-            if (s.nextDispatchAt >= nextAt) return false;
-            s.nextDispatchAt = nextAt;
-            return true;
-        });
+        const later = this.options.states.update(key, (s) => s.holdDispatchUntil(now + pacer.delayMs()));
         if (later) this.options.changed(key);
     }
 

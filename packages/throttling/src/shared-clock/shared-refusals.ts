@@ -1,5 +1,4 @@
 import type { DomainStateStore } from '../pacing/domain-state-store';
-import { adoptSharedBackoff } from '../pacing/shared-backoff';
 import type { ScopeRouter } from '../scopes/scope-router';
 import { andThen, outcomeOf } from '../core/maybe-promise';
 import type { SharedClockFailures } from './shared-clock-failures';
@@ -56,7 +55,7 @@ export class SharedRefusals {
 
     private adopt(key: string, answer: SharedRefusal, rampup: boolean): void {
         const now = this.options.failures.now();
-        const longer = this.options.states.update(key, (s) => adoptSharedBackoff(s, answer, now, rampup));
+        const longer = this.options.states.update(key, (s) => s.adoptSharedBackoff(answer, now, rampup));
         if (longer) this.options.changed(key);
     }
 
