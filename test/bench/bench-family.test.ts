@@ -9,7 +9,8 @@ import {
     type FamilyMix,
     oracleScope,
 } from '../../packages/bench/src/family-mixes';
-import { scoreFamilyRun } from '../../packages/bench/src/family-score';
+import { b5GoalLines, refusalAllowance } from '../../packages/bench/src/b5-goals';
+import { retryAfterMs, scoreFamilyRun } from '../../packages/bench/src/family-score';
 import { contenderThrottlerOptions, type MixResult, type MixRun } from '../../packages/bench/src/mix-family';
 import { kindRows, summarize, summarizeKind } from '../../packages/bench/src/mix-family-markdown';
 
@@ -203,6 +204,41 @@ describe('B5 family: scoring', () => {
             'haproxy (c)',
             'haproxy (d)',
         ]);
+    });
+
+    it("reads the first refusal's Retry-After, in seconds or as an HTTP-date", () => {
+        expect(retryAfterMs(entry('h.example', '/', 1_000, 429, 1_001, { retryAfter: '3' }))).toBe(3_000);
+        const at = Date.parse('Wed, 02 Dec 2026 03:00:00 GMT');
+        const date = entry('h.example', '/', at - 2_500, 429, at, { retryAfter: 'Wed, 02 Dec 2026 03:00:00 GMT' });
+        expect(retryAfterMs(date)).toBe(2_500);
+        expect(retryAfterMs(entry('h.example', '/', 1_000, 503, 1_001))).toBe(0);
+        expect(retryAfterMs(undefined)).toBe(0);
+        const withWait = [...log.slice(0, 4), { ...log[4], retryAfter: '2' }, ...log.slice(5)];
+        expect(scoreFamilyRun(withWait, mix).sites[1].firstRetryAfterMs).toBe(2_000);
+    });
+
+    it('judges the goal: makespan within 1.3x the oracle plus the first wait, refusals by kind', () => {
+        const site = scoreFamilyRun(log, mix).sites[1];
+        expect(refusalAllowance({ ...site, kind: 'window' })).toBe(0);
+        expect(refusalAllowance({ ...site, kind: 'express-rate-limit' })).toBe(0);
+        expect(refusalAllowance({ ...site, firstRetryAfterMs: 2_000 })).toBe(1);
+        expect(refusalAllowance({ ...site, firstRetryAfterMs: 1_000 })).toBe(2);
+        // 1.5 s against 1.3 x 1 s: over, unless the first Retry-After (here 1 s) is allowed on top.
+        const waited = (ms: number) => ({
+            ...run('throttler', 1_500, 0.1),
+            sites: [{ ...site, firstRetryAfterMs: ms }],
+        });
+        const judge = (ms: number) => b5GoalLines([{ mix, runs: [run('oracle', 1_000, 0), waited(ms)] }]);
+        expect(judge(0)[0]).toMatchObject({ measured: '0/1 mixes', met: false });
+        expect(judge(1_000)[0]).toMatchObject({ measured: '1/1 mixes', met: true });
+        expect(judge(0)[1]).toMatchObject({ measured: '1.50×', met: false });
+        // One refusal at a site allowed two; 1 of 5 requests refused (20 %) is over 3 %.
+        expect(judge(0)[2]).toMatchObject({ measured: '1/1 sites', met: true });
+        expect(judge(0)[5]).toMatchObject({ met: false });
+        const announcing = { ...run('throttler', 1_000, 0), sites: [{ ...site, kind: 'window' as const }] };
+        const lines = b5GoalLines([{ mix, runs: [run('oracle', 1_000, 0), announcing] }]);
+        expect(lines[4]).toMatchObject({ measured: '0/1 sites', met: false });
+        expect(b5GoalLines([{ mix, runs: [run('oracle', 1_000, 0)] }])).toEqual([]);
     });
 });
 

@@ -65,6 +65,8 @@ describe('polite-web rate limiting (token bucket on an injected clock)', () => {
             ]);
             await get(web, 'a.example', '/');
             expect((await get(web, 'a.example', '/')).headers['retry-after']).toBe('4');
+            // The log keeps what the refusal said, for scoring the wait it imposed.
+            expect(web.log.at(-1)).toMatchObject({ refused: true, retryAfter: '4' });
             clock.advance(2_500);
             expect((await get(web, 'a.example', '/')).headers['retry-after']).toBe('2'); // 1.5 s → 2
             clock.advance(1_400);
@@ -89,6 +91,7 @@ describe('polite-web rate limiting (token bucket on an injected clock)', () => {
             const res = await get(web, 'a.example', '/');
             expect(res.status).toBe(429);
             expect(res.headers['retry-after']).toBeUndefined();
+            expect(web.log.at(-1)?.retryAfter).toBeUndefined();
         });
 
         it('503 refusals carry Retry-After too', async () => {

@@ -19,6 +19,8 @@ export interface FamilySiteRun {
     responseRatio: number;
     /** Most of its requests in flight at one arrival. */
     maxInFlight: number;
+    /** The wait the first refusal's `Retry-After` imposed, ms (0 without a refusal or a `Retry-After`). */
+    firstRetryAfterMs: number;
 }
 
 /** How one contender fared on one mix. */
@@ -35,7 +37,7 @@ export interface FamilyRunScore {
     sites: FamilySiteRun[];
 }
 
-function median(values: readonly number[]): number {
+export function median(values: readonly number[]): number {
     if (values.length === 0) return NaN;
     const sorted = [...values].sort((a, b) => a - b);
     const mid = Math.floor(sorted.length / 2);
@@ -45,6 +47,15 @@ function median(values: readonly number[]): number {
 const isRefusal = (e: LogEntry) => e.refused === true || e.status === 429 || e.status === 503;
 const isServed = (e: LogEntry) => e.status >= 200 && e.status < 300 && !e.refused && !e.reset;
 const endOf = (e: LogEntry) => e.respondedAt ?? e.time;
+
+/** The wait a refusal's `Retry-After` (seconds or an HTTP-date) imposed, ms; 0 without one. */
+export function retryAfterMs(e: LogEntry | undefined): number {
+    const value = e?.retryAfter?.trim();
+    if (!e || !value) return 0;
+    if (/^\d+$/.test(value)) return Number(value) * 1000;
+    const at = Date.parse(value);
+    return Number.isNaN(at) ? 0 : Math.max(0, at - e.time);
+}
 
 /** Scores one run's log (robots.txt left out) against its mix. Pure. */
 export function scoreFamilyRun(log: readonly LogEntry[], mix: FamilyMix): FamilyRunScore {
@@ -65,6 +76,7 @@ export function scoreFamilyRun(log: readonly LogEntry[], mix: FamilyMix): Family
             makespanMs: entries.length ? last - first : 0,
             responseRatio: median(times) / Math.max(site.unloadedMs, RESPONSE_FLOOR_MS),
             maxInFlight: entries.reduce((max, e) => Math.max(max, e.inFlightAtArrival), 0),
+            firstRetryAfterMs: retryAfterMs(entries.find(isRefusal)),
         };
     });
     const own = pageEntries.filter((e) => mix.sites.some((s) => s.host === e.site));

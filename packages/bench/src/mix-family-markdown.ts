@@ -1,3 +1,4 @@
+import { b5GoalMarkdown } from './b5-goals';
 import { FAMILY_KINDS, FAMILY_RANGES, type FamilyKind } from './family-mixes';
 import { RESPONSE_FLOOR_MS } from './family-score';
 import type { MixContenderId, MixFamilySizes, MixResult, MixRun } from './mix-family';
@@ -217,6 +218,8 @@ export function b5Section(
             ...FIGURES.map(() => 'r' as const),
             'r',
         ]),
+        '',
+        ...b5GoalMarkdown(results),
         '',
         'Per limiter kind (each figure over the sites of that kind; makespan of the site against the oracle on the same site):',
         '',

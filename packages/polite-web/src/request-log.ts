@@ -28,7 +28,7 @@ export interface LogEntry {
      * answered): `respondedAt - time` is the response time the client met.
      */
     respondedAt?: number;
-    /** The `Retry-After` an upstream site's server answered with, when it sent one (`upstream` sites only). */
+    /** The `Retry-After` the refusal carried, when it had one (an upstream site's server's, or the site's own). */
     readonly retryAfter?: string;
     /** The sender's `x-crawler-process` header, when it sent one (which of several crawler processes). */
     readonly client?: string;

@@ -144,8 +144,9 @@ export class SiteRuntime {
         const overQuota = (bucket && !bucket.tryTake(now)) || (this.window && !this.window.tryTake(now));
         const admission = overloaded || overQuota ? undefined : this.queue?.admit(now);
         if (overloaded || overQuota || admission?.admitted === false) {
-            log(this.site.refusal.status, inFlightAtArrival, 'refused');
-            this.refuse(res, now);
+            const headers = this.refusalHeaders(now);
+            log(this.site.refusal.status, inFlightAtArrival, 'refused', headers['Retry-After']);
+            this.refuse(res, headers);
             return;
         }
         // Time in the worker queue plus the page's work; the site's latency comes on top.
@@ -185,12 +186,17 @@ export class SiteRuntime {
         }
     }
 
-    private refuse(res: ServerResponse, now: number): void {
-        const { status, contentType } = this.site.refusal;
+    /** A refusal's headers at `now`: the quota's, and `Retry-After` in the site's style. */
+    private refusalHeaders(now: number): Record<string, string> {
         const headers = this.quotaHeaders(now);
         const msUntilToken = this.limitingBucket(now)?.msUntilToken(now) ?? this.window?.msUntilReset(now) ?? 0;
         const retryAfter = retryAfterValue(this.site.refusal.retryAfter, msUntilToken, now);
         if (retryAfter !== undefined) headers['Retry-After'] = retryAfter;
+        return headers;
+    }
+
+    private refuse(res: ServerResponse, headers: Record<string, string>): void {
+        const { status, contentType } = this.site.refusal;
         const body = this.site.refusal.body ?? refusalText(status);
         this.send(res, { status, contentType, body }, headers, 0);
     }
