@@ -1,8 +1,6 @@
-import {
-    DomainState,
-    MAX_BACKOFF_EXPONENT,
-    STALL_DISPATCH_SLACK_MS,
-} from '../../packages/throttling/src/pacing/domain-state';
+import { DomainState } from '../../packages/throttling/src/pacing/domain-state';
+import { STALL_DISPATCH_SLACK_MS } from '../../packages/throttling/src/pacing/backoff-clock';
+import { MAX_BACKOFF_EXPONENT } from '../../packages/throttling/src/pacing/backoff-steps';
 import { NUMERIC_FIELDS } from '../../packages/throttling/src/pacing/domain-state-types';
 
 const policy = { backoffMinDelayMs: 2_000, backoffMaxDelayMs: 60_000 };
@@ -17,7 +15,7 @@ describe('DomainState: two clocks', () => {
         expect(s.isReady(T0 + 499)).toBe(false);
         expect(s.isReady(T0 + 500)).toBe(true);
         s.dispatch(T0 + 500, 800); // floor above the crawl delay wins
-        expect(s.readyAt()).toBe(T0 + 1_300);
+        expect(s.readyAt(T0 + 500)).toBe(T0 + 1_300);
     });
 
     test('backoff clock and crawl-delay clock are separate: ready only when both passed', () => {
@@ -77,9 +75,9 @@ describe('DomainState: backoff', () => {
         const burst = [1, 5, 20].map((d) => s.recordRateLimit(T0 + d, undefined, policy));
         expect(first.escalated).toBe(true);
         expect(burst.every((o) => !o.escalated)).toBe(true);
-        expect(s.backoffExponent).toBe(1);
+        expect(s.backoff.backoffExponent).toBe(1);
         expect(s.backoffUntil).toBe(T0 + 2_000);
-        expect(s.refusals).toBe(4); // they still count as refusals
+        expect(s.backoff.refusals).toBe(4); // they still count as refusals
     });
 
     test('Retry-After wait replaces the exponential wait', () => {
@@ -113,19 +111,19 @@ describe('DomainState: backoff', () => {
             s.recordRateLimit(now, undefined, { backoffMinDelayMs: 1, backoffMaxDelayMs: Number.MAX_SAFE_INTEGER });
             now = s.backoffUntil;
         }
-        expect(s.backoffExponent).toBe(MAX_BACKOFF_EXPONENT);
+        expect(s.backoff.backoffExponent).toBe(MAX_BACKOFF_EXPONENT);
         expect(Number.isFinite(s.backoffUntil)).toBe(true);
     });
 
     test('decay: the exponent resets after a quiet period measured from when the domain can be dispatched again', () => {
         const s = new DomainState('a.com');
         s.recordRateLimit(T0, undefined, policy); // backoff 2 s, until T0+2000; decay at T0+4000
-        expect(s.decayAt).toBe(T0 + 4_000);
+        expect(s.backoff.decayAt).toBe(T0 + 4_000);
         // A refusal right after the retry still escalates (decay measured from the backoff end would not have lapsed either).
         expect(s.recordRateLimit(T0 + 3_999, undefined, policy).waitMs).toBe(4_000);
         // After a full quiet period past the new dispatchable time the exponent starts over.
-        const quietEnd = s.decayAt;
-        expect(s.effectiveExponent(quietEnd)).toBe(0);
+        const quietEnd = s.backoff.decayAt;
+        expect(s.backoff.effectiveExponent(quietEnd)).toBe(0);
         expect(s.recordRateLimit(quietEnd, undefined, policy).waitMs).toBe(2_000);
     });
 
@@ -134,7 +132,7 @@ describe('DomainState: backoff', () => {
         s.setCrawlDelay(10_000);
         s.dispatch(T0, 0); // next dispatch T0+10 s
         s.recordRateLimit(T0 + 100, undefined, policy); // backoff to T0+2.1 s, but dispatchable only at T0+10 s
-        expect(s.decayAt).toBe(T0 + 10_000 + 2_000);
+        expect(s.backoff.decayAt).toBe(T0 + 10_000 + 2_000);
         // The retry at T0+10 s refused again: must escalate, not decay.
         expect(s.recordRateLimit(T0 + 10_050, undefined, policy).waitMs).toBe(4_000);
     });
@@ -149,14 +147,14 @@ describe('DomainState: stall accounting', () => {
             now = s.backoffUntil + 100;
         }
         // 2 + 4 + 8 + 16 s of backoff, plus 100 ms of dispatch slack per retry
-        expect(s.stalledForMs(s.lastRefusalAt)).toBe(30_000 + 400);
+        expect(s.backoff.stalledForMs(s.backoff.lastRefusalAt)).toBe(30_000 + 400);
     });
 
     test('idle time between refusals does not count as stalling', () => {
         const s = new DomainState('a.com');
         s.recordRateLimit(T0, undefined, policy);
         s.recordRateLimit(T0 + 3_600_000, undefined, policy); // an hour idle
-        expect(s.stalledForMs(s.lastRefusalAt)).toBe(2_000 + STALL_DISPATCH_SLACK_MS);
+        expect(s.backoff.stalledForMs(s.backoff.lastRefusalAt)).toBe(2_000 + STALL_DISPATCH_SLACK_MS);
     });
 
     test('a long crawl delay between refusals does not count as stalling', () => {
@@ -168,24 +166,24 @@ describe('DomainState: stall accounting', () => {
             s.recordRateLimit(now + 50, 1_000, policy);
             now += 600_000;
         }
-        expect(s.stalledForMs(s.lastRefusalAt)).toBeLessThan(10_000);
+        expect(s.backoff.stalledForMs(s.backoff.lastRefusalAt)).toBeLessThan(10_000);
     });
 
     test('the running part of the last imposed wait counts, up to that wait', () => {
         const s = new DomainState('a.com');
         s.recordRateLimit(T0, undefined, policy);
-        expect(s.stalledForMs(T0 + 1_000)).toBe(1_000);
-        expect(s.stalledForMs(T0 + 3_600_000)).toBe(2_000);
+        expect(s.backoff.stalledForMs(T0 + 1_000)).toBe(1_000);
+        expect(s.backoff.stalledForMs(T0 + 3_600_000)).toBe(2_000);
     });
 
     test('a success breaks the run', () => {
         const s = new DomainState('a.com');
         s.recordRateLimit(T0, undefined, policy);
         s.recordRateLimit(T0 + 2_000, undefined, policy);
-        expect(s.stalledForMs(s.lastRefusalAt)).toBeGreaterThan(0);
+        expect(s.backoff.stalledForMs(s.backoff.lastRefusalAt)).toBeGreaterThan(0);
         s.recordSuccess();
-        expect(s.stalledForMs(s.lastRefusalAt)).toBe(0);
-        expect(s.refusingSince).toBe(0);
+        expect(s.backoff.stalledForMs(s.backoff.lastRefusalAt)).toBe(0);
+        expect(s.backoff.refusingSince).toBe(0);
     });
 });
 

@@ -1,4 +1,5 @@
-import { DomainState, MAX_BACKOFF_EXPONENT } from '../../packages/throttling/src/pacing/domain-state';
+import { DomainState } from '../../packages/throttling/src/pacing/domain-state';
+import { MAX_BACKOFF_EXPONENT } from '../../packages/throttling/src/pacing/backoff-steps';
 import {
     parsePersistedState,
     PERSISTED_STATE_VERSION,
@@ -104,7 +105,7 @@ describe('parsePersistedState: a valid record', () => {
             states: { 'a.test': { domain: 'a.test', backoffExponent: 5_000 } },
         });
         if (!parsed?.ok) throw new Error(`expected ok, got ${JSON.stringify(parsed)}`);
-        expect(parsed.states[0].backoffExponent).toBe(MAX_BACKOFF_EXPONENT);
+        expect(parsed.states[0].backoff.backoffExponent).toBe(MAX_BACKOFF_EXPONENT);
     });
 });
 

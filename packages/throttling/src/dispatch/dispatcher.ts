@@ -89,7 +89,7 @@ export class Dispatcher {
         if (state && (this.failFast(entry.key) || this.origins.everyBlocked(entry, now))) {
             return state.inFlight < state.concurrencyLimit(policy) ? 0 : Number.POSITIVE_INFINITY;
         }
-        return Math.max(state ? state.readyAt(policy, now) : 0, entry.blockedUntil);
+        return Math.max(state ? state.readyAt(now, policy) : 0, entry.blockedUntil);
     }
 
     /**
@@ -135,11 +135,11 @@ export class Dispatcher {
     failFast(key: string): ((url: string) => Error) | undefined {
         const state = this.states.read(key);
         if (!state) return undefined;
-        if (state.isUnreachable(this.options.maxConsecutiveErrors)) {
-            const spent = state.consecutiveErrors;
+        if (state.limits.isUnreachable(this.options.maxConsecutiveErrors)) {
+            const spent = state.limits.consecutiveErrors;
             return (url) => new DomainUnreachableError(url, key, spent);
         }
-        const declared = state.excessiveCrawlDelaySecs;
+        const declared = state.limits.excessiveCrawlDelaySecs;
         if (declared !== undefined) {
             return (url) => new CrawlDelayTooLongError(url, key, declared, this.options.maxCrawlDelaySecs);
         }

@@ -91,7 +91,7 @@ export class PacingRecorder {
         this.host.refused?.(key, waitMs, outcome.waitMs);
         if (outcome.escalated) {
             this.host.escalated();
-            const exponent = state.backoffExponent;
+            const exponent = state.backoff.backoffExponent;
             this.host.events.emit('backoff', {
                 domain: key,
                 ...cause,
@@ -118,14 +118,14 @@ export class PacingRecorder {
     answered(key: string, now: number, success = false, sentAt?: number): void {
         const state = this.states.read(key);
         if (!state) return;
-        if (state.refusingSince !== 0) {
-            const refusingForMs = state.stalledForMs(now);
-            this.host.events.emit('recovered', { domain: key, refusingForMs, refusals: state.refusals });
+        if (state.backoff.refusingSince !== 0) {
+            const refusingForMs = state.backoff.stalledForMs(now);
+            this.host.events.emit('recovered', { domain: key, refusingForMs, refusals: state.backoff.refusals });
         }
         // The answer itself teaches a ramping scope (once: not again when the request is handled).
         if (success) state.recordSuccess();
         else {
-            state.recordAnswered(this.router.policyOf(key), now, sentAt);
+            state.recordAnswered(now, this.router.policyOf(key), sentAt);
             this.host.accepted?.(key);
         }
         this.reportLearned(key, state, 'answers');
@@ -159,7 +159,7 @@ export class PacingRecorder {
         const state = this.states.update(key, (s) => s);
         if (answered) state.noteReachable();
         else if (this.router.policyOf(key).backoffOnNetworkErrors) state.noteNetworkError();
-        return state.isUnreachable(this.options.maxConsecutiveErrors);
+        return state.limits.isUnreachable(this.options.maxConsecutiveErrors);
     }
 
     /** Forgets every declared crawl delay (the queues were dropped). */

@@ -9,6 +9,7 @@ import type { ScopeRouter } from '../scopes/scope-router';
 import type { SharedLimits, SharedSpend } from '../shared-clock/shared-limits';
 import type { DispatchReservation } from '../pacing/domain-state';
 import type { DomainStateStore } from '../pacing/domain-state-store';
+import { nextQuotaWindow } from '../pacing/domain-limits';
 import type { PacingFloor } from '../pacing/pacing-floor';
 
 /** What a dispatched request spent in each quota, so a reported real cost can correct it. */
@@ -147,15 +148,15 @@ export class QuotaLedger {
         let blockedUntil = 0;
         const primaryPolicy = this.router.policyOf(entry.key);
         const primary = this.states.read(entry.key);
-        if (primary && primaryPolicy.quota && !primary.quotaAllows(now, primaryCost, primaryPolicy.quota)) {
-            blockedUntil = primary.nextQuotaWindow(now, primaryPolicy.quota);
+        if (primary && primaryPolicy.quota && !primary.limits.quotaAllows(now, primaryCost, primaryPolicy.quota)) {
+            blockedUntil = nextQuotaWindow(now, primaryPolicy.quota);
         }
         for (const [scope, cost] of extras) {
             const policy = this.router.policyOf(scope);
             const state = this.states.update(scope, (s) => s);
-            let at = state.readyAt(policy, now);
-            if (policy.quota && !state.quotaAllows(now, cost, policy.quota)) {
-                at = Math.max(at, state.nextQuotaWindow(now, policy.quota));
+            let at = state.readyAt(now, policy);
+            if (policy.quota && !state.limits.quotaAllows(now, cost, policy.quota)) {
+                at = Math.max(at, nextQuotaWindow(now, policy.quota));
             }
             // A scope whose slots are all busy frees one on a completion; look again shortly.
             if (at === Number.POSITIVE_INFINITY) at = now + BUSY_SCOPE_RECHECK_MS;

@@ -38,12 +38,12 @@ export function isAtRest(
         state.inFlight === 0 &&
         state.nextDispatchAt <= now &&
         state.backoffUntil <= now &&
-        state.decayAt <= now &&
-        state.penaltyAt(now, policy) === 0 &&
-        state.refusingSince === 0 &&
-        state.consecutiveErrors === 0 &&
-        state.excessiveCrawlDelaySecs === undefined &&
-        state.announcedUntil <= now &&
-        (!policy.quota || state.spentAt(now, policy.quota.windowMs) === 0)
+        state.backoff.decayAt <= now &&
+        state.backoff.penaltyAt(now, policy) === 0 &&
+        state.backoff.refusingSince === 0 &&
+        state.limits.consecutiveErrors === 0 &&
+        state.limits.excessiveCrawlDelaySecs === undefined &&
+        state.backoff.announcedUntil <= now &&
+        (!policy.quota || state.limits.spentAt(now, policy.quota.windowMs) === 0)
     );
 }

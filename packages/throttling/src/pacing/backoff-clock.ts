@@ -1,11 +1,7 @@
-import { applyJitter } from './policy';
-import { DEFAULTS } from '../options/defaults';
 import type { SharedRefusal } from '../core/shared-limit-types';
-import type { BackoffPolicy, DomainStateData, PacingPolicy, RateLimitOutcome } from './domain-state-types';
-import { UNLIMITED } from './domain-state-types';
-
-/** Exponent cap: 2^20 × base is far beyond any sane cap, and keeps the arithmetic finite. */
-export const MAX_BACKOFF_EXPONENT = 20;
+import type { BackoffData, BackoffPolicy, RateLimitOutcome } from './domain-state-types';
+import type { DecayPolicy } from './backoff-steps';
+import { backoffStep, decayedPenalty, MAX_BACKOFF_EXPONENT, raisedPenalty } from './backoff-steps';
 
 /**
  * Slack allowed between a backoff's end and the next refusal when measuring stall time: the
@@ -13,27 +9,6 @@ export const MAX_BACKOFF_EXPONENT = 20;
  * imposed wait plus this slack are idle time or crawl delay and do not count as stalling.
  */
 export const STALL_DISPATCH_SLACK_MS = 2_000;
-
-/** The fields of a saved state this clock keeps. */
-export type BackoffData = Pick<DomainStateData, (typeof BACKOFF_FIELDS)[number]>;
-
-export const BACKOFF_FIELDS = [
-    'backoffUntil',
-    'backoffExponent',
-    'lastBackoffMs',
-    'decayAt',
-    'refusingSince',
-    'lastRefusalAt',
-    'stallMs',
-    'lastImposedMs',
-    'penaltyMs',
-    'lastTriggerAt',
-    'announcedIntervalMs',
-    'announcedUntil',
-    'refusals',
-    'backedOffMs',
-    'freeRetries',
-] as const satisfies readonly (keyof DomainStateData)[];
 
 /**
  * How an escalation moves the rest of the scope's pacing: under rampup the learner steps back and
@@ -60,11 +35,11 @@ export class BackoffClock {
     // The wait imposed by the last escalation, ms.
     private lastBackoffMs = 0;
     // After this time without a new refusal the exponent starts over; 0 when nothing to decay.
-    private decayAt = 0;
+    private decayDue = 0;
     // Start of the current unbroken run of refusals; 0 when the scope is not refusing.
-    private refusingSince = 0;
+    private runStart = 0;
     // Time of the last refusal; 0 when none.
-    private lastRefusalAt = 0;
+    private lastRefused = 0;
     // Refusing time accumulated in the current run (idle time and crawl delay excluded).
     private stallMs = 0;
     // The wait imposed at the last refusal (remaining backoff at that moment), ms.
@@ -75,10 +50,10 @@ export class BackoffClock {
     private lastTriggerAt = 0;
     // Pacing announced by the server (quota left over the time to its reset), ms, and until when.
     private announcedMs = 0;
-    private announcedUntil = 0;
+    private announcedEnd = 0;
     // Statistics: refusals met, time backed off in all, requests sent back for a free retry.
     private refusalCount = 0;
-    private backedOffMs = 0;
+    private backedOffTotal = 0;
     private freeRetryCount = 0;
 
     /** No dispatch before this time; 0 when never backed off. */
@@ -86,39 +61,42 @@ export class BackoffClock {
         return this.until;
     }
 
-    /** The exponent as last escalated, before any decay. */
+    /** The exponent as last escalated, before any decay (see `effectiveExponent`). */
     get backoffExponent(): number {
         return this.exponent;
     }
 
     /** After this time without a new refusal the exponent starts over; 0 when nothing to decay. */
-    get decaysAt(): number {
-        return this.decayAt;
+    get decayAt(): number {
+        return this.decayDue;
     }
 
     /** Start of the current unbroken run of refusals; 0 when the scope is not refusing. */
-    get refusingSinceAt(): number {
-        return this.refusingSince;
+    get refusingSince(): number {
+        return this.runStart;
     }
 
     /** Time of the last refusal; 0 when none. */
-    get lastRefusal(): number {
-        return this.lastRefusalAt;
+    get lastRefusalAt(): number {
+        return this.lastRefused;
     }
 
     /** Until when the announced pace applies. */
-    get announcedUntilAt(): number {
-        return this.announcedUntil;
+    get announcedUntil(): number {
+        return this.announcedEnd;
     }
 
+    /** Refusals met (the statistics). */
     get refusals(): number {
         return this.refusalCount;
     }
 
-    get backedOff(): number {
-        return this.backedOffMs;
+    /** Time spent backed off in all (the statistics). */
+    get backedOffMs(): number {
+        return this.backedOffTotal;
     }
 
+    /** Requests sent back for a free retry after a refusal (the statistics). */
     get freeRetries(): number {
         return this.freeRetryCount;
     }
@@ -129,24 +107,17 @@ export class BackoffClock {
 
     /** The exponent that the next escalation starts from, after any decay due by `now`. */
     effectiveExponent(now: number): number {
-        return this.decayAt !== 0 && now >= this.decayAt ? 0 : this.exponent;
+        return this.decayDue !== 0 && now >= this.decayDue ? 0 : this.exponent;
     }
 
     /** Pacing raised by backoff triggers at `now`, after the decay of full quiet windows. */
-    penaltyAt(now: number, policy: PacingPolicy = UNLIMITED): number {
-        if (this.penaltyMs <= 0) return 0;
-        const windowMs = policy.backoffWindowMs ?? DEFAULTS.backoffWindowSecs * 1000;
-        const factor = policy.backoffFactor ?? DEFAULTS.backoffFactor;
-        const quietWindows = windowMs > 0 ? Math.floor(Math.max(0, now - this.lastTriggerAt) / windowMs) : Infinity;
-        if (quietWindows === 0) return this.penaltyMs;
-        const decayed = this.penaltyMs / factor ** Math.min(quietWindows, 64);
-        // Once stepped below the least backoff, the configured pacing takes over again.
-        return decayed < (policy.backoffMinDelayMs ?? 0) || decayed < 1 ? 0 : decayed;
+    penaltyAt(now: number, policy: DecayPolicy): number {
+        return decayedPenalty(this.penaltyMs, this.lastTriggerAt, now, policy);
     }
 
     /** The pace the server announced, while it applies at `now`; 0 otherwise. */
     announcedAt(now: number): number {
-        return now < this.announcedUntil ? this.announcedMs : 0;
+        return now < this.announcedEnd ? this.announcedMs : 0;
     }
 
     /**
@@ -174,7 +145,7 @@ export class BackoffClock {
         } else {
             outcome = this.escalate(now, waitMs, policy, safeRate, stepBack);
         }
-        this.backedOffMs += Math.max(0, this.until - coveredUntil);
+        this.backedOffTotal += Math.max(0, this.until - coveredUntil);
         this.accumulateStall(now);
         return outcome;
     }
@@ -188,64 +159,36 @@ export class BackoffClock {
         stepBack: StepBack,
     ): RateLimitOutcome {
         const exponent = Math.min(this.effectiveExponent(now) + 1, MAX_BACKOFF_EXPONENT);
-        const factor = policy.backoffFactor ?? 2;
-        const exponentialMs = Math.min(
-            firstBackoffMs(policy, safeRate) * factor ** (exponent - 1),
-            Number.MAX_SAFE_INTEGER,
-        );
-        const useHeader = waitMs !== undefined && waitMs > 0;
-        const requestedMs = useHeader ? waitMs : exponentialMs;
-        // Jitter spreads exponential waits so many workers do not wake together; a server-given
-        // wait is a minimum and is only ever lengthened.
-        const jittered = useHeader
-            ? requestedMs
-            : applyJitter(requestedMs, policy.jitter, policy.random ?? Math.random);
-        const delayMs = Math.min(jittered, policy.backoffMaxDelayMs);
+        const { delayMs, requestedMs, fromServer } = backoffStep(exponent, waitMs, policy, safeRate);
         // The rampup search paces from here: back to the last safe rate, not raised pacing.
-        if (!policy.rampup) this.raisePenalty(now, useHeader ? requestedMs : undefined, policy);
-        const nextDispatchAt = stepBack(delayMs, useHeader);
+        if (!policy.rampup) {
+            const current = this.penaltyAt(now, policy);
+            this.penaltyMs = raisedPenalty(current, fromServer ? requestedMs : undefined, policy);
+        }
+        const nextDispatchAt = stepBack(delayMs, fromServer);
         this.lastTriggerAt = now;
         this.exponent = exponent;
         this.lastBackoffMs = delayMs;
         this.until = now + delayMs;
         // The quiet period is measured from when the scope can be dispatched again (a longer crawl
         // delay included); measured from the backoff end it would lapse before the retry.
-        this.decayAt = Math.max(this.until, nextDispatchAt) + delayMs;
+        this.decayDue = Math.max(this.until, nextDispatchAt) + delayMs;
         const outcome: RateLimitOutcome = { escalated: true, waitMs: delayMs };
         if (requestedMs > policy.backoffMaxDelayMs) {
-            outcome.cappedFrom = { source: useHeader ? 'retry-after' : 'exponential', requestedMs };
+            outcome.cappedFrom = { source: fromServer ? 'retry-after' : 'exponential', requestedMs };
         }
         return outcome;
     }
 
-    /**
-     * The pacing after a backoff: raised to at least a server-given wait, or grown by the factor
-     * without one; it steps down per quiet window afterwards.
-     */
-    private raisePenalty(now: number, serverWaitMs: number | undefined, policy: BackoffPolicy): void {
-        const factor = policy.backoffFactor ?? 2;
-        const current = this.penaltyAt(now, {
-            ...UNLIMITED,
-            backoffFactor: factor,
-            backoffWindowMs: policy.backoffWindowMs,
-            backoffMinDelayMs: policy.backoffMinDelayMs,
-        });
-        const max = policy.backoffMaxDelayMs;
-        this.penaltyMs =
-            serverWaitMs !== undefined
-                ? Math.max(current, Math.min(serverWaitMs, max))
-                : Math.min(current > 0 ? current * factor : policy.backoffMinDelayMs, max);
-    }
-
     private accumulateStall(now: number): void {
-        if (this.refusingSince === 0) {
-            this.refusingSince = now;
+        if (this.runStart === 0) {
+            this.runStart = now;
             this.stallMs = 0;
         } else {
-            const gap = Math.max(0, now - this.lastRefusalAt);
+            const gap = Math.max(0, now - this.lastRefused);
             this.stallMs += Math.min(gap, this.lastImposedMs + STALL_DISPATCH_SLACK_MS);
         }
-        this.lastRefusalAt = now;
+        this.lastRefused = now;
         this.lastImposedMs = Math.max(0, this.until - now);
     }
 
@@ -255,8 +198,8 @@ export class BackoffClock {
      * already passed.
      */
     stalledForMs(now: number): number {
-        if (this.refusingSince === 0) return 0;
-        const sinceLast = Math.max(0, now - this.lastRefusalAt);
+        if (this.runStart === 0) return 0;
+        const sinceLast = Math.max(0, now - this.lastRefused);
         return this.stallMs + Math.min(sinceLast, this.lastImposedMs);
     }
 
@@ -266,7 +209,7 @@ export class BackoffClock {
      */
     recordAnswered(restart: boolean): void {
         if (restart) this.exponent = 0;
-        this.refusingSince = 0;
+        this.runStart = 0;
         this.stallMs = 0;
         this.lastImposedMs = 0;
     }
@@ -281,7 +224,7 @@ export class BackoffClock {
     /** A server announced `intervalMs` between requests until `until`. */
     announce(intervalMs: number, until: number): void {
         this.announcedMs = intervalMs;
-        this.announcedUntil = until;
+        this.announcedEnd = until;
     }
 
     noteFreeRetry(): void {
@@ -298,11 +241,11 @@ export class BackoffClock {
         if (!rampup && shared.level > this.exponent) this.exponent = Math.min(shared.level, MAX_BACKOFF_EXPONENT);
         if (!(shared.backoffUntil > this.until)) return false;
         const grownBy = shared.backoffUntil - this.until;
-        this.backedOffMs += shared.backoffUntil - Math.max(this.until, now);
+        this.backedOffTotal += shared.backoffUntil - Math.max(this.until, now);
         // The quiet period that resets the exponent counts from the backoff's end: it moves with it.
-        if (this.decayAt > 0) this.decayAt += grownBy;
+        if (this.decayDue > 0) this.decayDue += grownBy;
         this.until = shared.backoffUntil;
-        if (this.lastRefusalAt > 0) this.lastImposedMs = Math.max(this.lastImposedMs, this.until - this.lastRefusalAt);
+        if (this.lastRefused > 0) this.lastImposedMs = Math.max(this.lastImposedMs, this.until - this.lastRefused);
         return true;
     }
 
@@ -311,17 +254,17 @@ export class BackoffClock {
         data.backoffUntil = this.until;
         data.backoffExponent = this.exponent;
         data.lastBackoffMs = this.lastBackoffMs;
-        data.decayAt = this.decayAt;
-        data.refusingSince = this.refusingSince;
-        data.lastRefusalAt = this.lastRefusalAt;
+        data.decayAt = this.decayDue;
+        data.refusingSince = this.runStart;
+        data.lastRefusalAt = this.lastRefused;
         data.stallMs = this.stallMs;
         data.lastImposedMs = this.lastImposedMs;
         data.penaltyMs = this.penaltyMs;
         data.lastTriggerAt = this.lastTriggerAt;
         data.announcedIntervalMs = this.announcedMs;
-        data.announcedUntil = this.announcedUntil;
+        data.announcedUntil = this.announcedEnd;
         data.refusals = this.refusalCount;
-        data.backedOffMs = this.backedOffMs;
+        data.backedOffMs = this.backedOffTotal;
         data.freeRetries = this.freeRetryCount;
     }
 
@@ -334,32 +277,27 @@ export class BackoffClock {
         this.until = Math.min(data.backoffUntil, latest);
         this.exponent = Math.min(data.backoffExponent, MAX_BACKOFF_EXPONENT);
         this.lastBackoffMs = Math.min(data.lastBackoffMs, maxWaitMs);
-        this.decayAt = Math.min(data.decayAt, latest);
-        this.refusingSince = data.refusingSince;
-        this.lastRefusalAt = data.lastRefusalAt;
+        this.decayDue = Math.min(data.decayAt, latest);
+        this.runStart = data.refusingSince;
+        this.lastRefused = data.lastRefusalAt;
         this.stallMs = data.stallMs;
         this.lastImposedMs = Math.min(data.lastImposedMs, maxWaitMs);
         this.penaltyMs = Math.min(data.penaltyMs, maxWaitMs);
         this.lastTriggerAt = data.lastTriggerAt;
         this.announcedMs = Math.min(data.announcedIntervalMs, maxWaitMs);
-        this.announcedUntil = Math.min(data.announcedUntil, latest);
+        this.announcedEnd = Math.min(data.announcedUntil, latest);
         this.refusalCount = data.refusals;
-        this.backedOffMs = data.backedOffMs;
+        this.backedOffTotal = data.backedOffMs;
         this.freeRetryCount = data.freeRetries;
     }
 }
 
-/**
- * The first step of exponential backoff. Adaptive pacing reads a bare refusal as "a little too
- * fast", as a `Retry-After: 1` would say: it waits a second (or two intervals of a slow site), not
- * `baseDelaySecs`; a run of refusals without an answer still doubles from there.
- */
-function firstBackoffMs(policy: BackoffPolicy, safeRate: number): number {
-    if (!policy.rampup) return policy.backoffMinDelayMs;
-    return Math.min(policy.backoffMinDelayMs, Math.max(1000, safeRate > 0 ? 2000 / safeRate : 0));
-}
+/** What changes a backoff clock; a reader sees the rest (its numbers and decisions). */
+type BackoffChanges =
+    'recordRefusal' | 'recordAnswered' | 'holdUntil' | 'announce' | 'noteFreeRetry' | 'adoptShared' | 'restore';
 
-/** Whether saved fields hold anything this clock would keep (else a restored scope need not make one). */
-export function anyBackoffData(data: BackoffData): boolean {
-    return BACKOFF_FIELDS.some((key) => data[key] !== 0);
-}
+/** A scope's backoff as its readers see it. */
+export type BackoffReadings = Omit<BackoffClock, BackoffChanges>;
+
+/** The backoff of a scope that has none yet: every number 0. Frozen, as every such scope shares it. */
+export const NO_BACKOFF: BackoffReadings = Object.freeze(new BackoffClock());

@@ -71,6 +71,11 @@ export class DomainLimits {
         this.errorsInRow = 0;
     }
 
+    /** Whether the scope spent its error budget: `limit` network errors in a row (0: no budget). */
+    isUnreachable(limit: number): boolean {
+        return limit > 0 && this.errorsInRow >= limit;
+    }
+
     /** Takes over a saved state's quota window and error run. */
     restore(quotaWindowStart: number, quotaSpent: number, consecutiveErrors: number): void {
         this.windowStart = quotaWindowStart;
@@ -78,6 +83,23 @@ export class DomainLimits {
         this.errorsInRow = consecutiveErrors;
     }
 }
+
+/** A scope's limits as its readers see them. */
+export type LimitsReadings = Readonly<
+    Pick<
+        DomainLimits,
+        | 'quotaWindowStart'
+        | 'quotaSpent'
+        | 'consecutiveErrors'
+        | 'excessiveCrawlDelaySecs'
+        | 'spentAt'
+        | 'quotaAllows'
+        | 'isUnreachable'
+    >
+>;
+
+/** The limits of a scope that has none yet: nothing spent, no error, no skip. Frozen, as they are shared. */
+export const NO_LIMITS: LimitsReadings = Object.freeze(new DomainLimits());
 
 /** When the next quota window opens after `now`. */
 export function nextQuotaWindow(now: number, quota: Quota): number {

@@ -111,6 +111,33 @@ export const CLOCK_FIELDS = [
     'announcedUntil',
 ] as const satisfies readonly (keyof DomainStateData)[];
 
+/** The fields a scope's `BackoffClock` keeps. */
+export const BACKOFF_FIELDS = [
+    'backoffUntil',
+    'backoffExponent',
+    'lastBackoffMs',
+    'decayAt',
+    'refusingSince',
+    'lastRefusalAt',
+    'stallMs',
+    'lastImposedMs',
+    'penaltyMs',
+    'lastTriggerAt',
+    'announcedIntervalMs',
+    'announcedUntil',
+    'refusals',
+    'backedOffMs',
+    'freeRetries',
+] as const satisfies readonly (keyof DomainStateData)[];
+
+/** The saved fields a `BackoffClock` writes and reads. */
+export type BackoffData = Pick<DomainStateData, (typeof BACKOFF_FIELDS)[number]>;
+
+/** Whether saved fields hold anything a `BackoffClock` keeps (else a restored scope need not make one). */
+export function anyBackoffData(data: BackoffData): boolean {
+    return BACKOFF_FIELDS.some((key) => data[key] !== 0);
+}
+
 export const NUMERIC_FIELDS = [
     'crawlDelayMs',
     'nextDispatchAt',

@@ -23,9 +23,11 @@ import type { ResolvedPolicy } from './policy';
 import type { SharedRefusal } from '../core/shared-limit-types';
 import type { BackoffPolicy, DispatchReservation, DomainStateData, IntervalReason } from './domain-state-types';
 import type { PacingPolicy, RateLimitOutcome } from './domain-state-types';
-import { NUMERIC_FIELDS, UNLIMITED, parseStateData } from './domain-state-types';
-import { anyBackoffData, BackoffClock } from './backoff-clock';
-import { DomainLimits, nextQuotaWindow } from './domain-limits';
+import { anyBackoffData, NUMERIC_FIELDS, UNLIMITED, parseStateData } from './domain-state-types';
+import { BackoffClock, NO_BACKOFF } from './backoff-clock';
+import type { BackoffReadings } from './backoff-clock';
+import { DomainLimits, NO_LIMITS, nextQuotaWindow } from './domain-limits';
+import type { LimitsReadings } from './domain-limits';
 import { PaceLearner } from './pace-learner';
 import { SlotPool } from './slot-pool';
 import type { RampupPolicy } from './rampup-policy';
@@ -41,8 +43,6 @@ export type {
     RateLimitOutcome,
 } from './domain-state-types';
 
-export { MAX_BACKOFF_EXPONENT, STALL_DISPATCH_SLACK_MS } from './backoff-clock';
-
 export class DomainState {
     readonly domain: string;
     private dispatchedCount = 0;
@@ -55,8 +55,8 @@ export class DomainState {
     // The scope's learner once made; before that, what an earlier run learned (`rememberLearnedRates`),
     // which the learner will start from. One field for both: a scope needs the second only until the first.
     private learning?: RatePacer | LearnedRate;
-    private backoff?: BackoffClock;
-    private limits?: DomainLimits;
+    private backoffClock?: BackoffClock;
+    private scopeLimits?: DomainLimits;
 
     constructor(domain: string) {
         this.domain = domain;
@@ -80,47 +80,18 @@ export class DomainState {
     }
     /** Backoff clock: no dispatch before this time. 0 when never backed off. */
     get backoffUntil(): number {
-        return this.backoff?.backoffUntil ?? 0;
+        return this.backoff.backoffUntil;
     }
-    /** The backoff exponent as last escalated, before any decay (see `effectiveExponent`). */
-    get backoffExponent(): number {
-        return this.backoff?.backoffExponent ?? 0;
+    /**
+     * The backoff clock, to read; a scope never refused and never told a limit shares an empty one
+     * (every number 0). It changes only through this state, which keeps the other parts in step.
+     */
+    get backoff(): BackoffReadings {
+        return this.backoffClock ?? NO_BACKOFF;
     }
-    /** After this time without a new refusal the exponent starts over; 0 when nothing to decay. */
-    get decayAt(): number {
-        return this.backoff?.decaysAt ?? 0;
-    }
-    /** Start of the current unbroken run of refusals; 0 when the scope is not refusing. */
-    get refusingSince(): number {
-        return this.backoff?.refusingSinceAt ?? 0;
-    }
-    /** Time of the last refusal; 0 when none. */
-    get lastRefusalAt(): number {
-        return this.backoff?.lastRefusal ?? 0;
-    }
-    /** Until when the pace a server announced applies. */
-    get announcedUntil(): number {
-        return this.backoff?.announcedUntilAt ?? 0;
-    }
-    /** Refusals met (the statistics). */
-    get refusals(): number {
-        return this.backoff?.refusals ?? 0;
-    }
-    /** Time spent backed off in all (the statistics). */
-    get backedOffMs(): number {
-        return this.backoff?.backedOff ?? 0;
-    }
-    /** Requests sent back for a free retry after a refusal (the statistics). */
-    get freeRetries(): number {
-        return this.backoff?.freeRetries ?? 0;
-    }
-    /** Network errors or timeouts in a row with no answer in between (the error budget). */
-    get consecutiveErrors(): number {
-        return this.limits?.consecutiveErrors ?? 0;
-    }
-    /** The Crawl-delay (seconds) above `maxCrawlDelaySecs` the scope is skipped for; undefined when not. */
-    get excessiveCrawlDelaySecs(): number | undefined {
-        return this.limits?.excessiveCrawlDelaySecs;
+    /** The quota window, the error budget and the crawl-delay skip, to read (an empty one until used). */
+    get limits(): LimitsReadings {
+        return this.scopeLimits ?? NO_LIMITS;
     }
     /** The scope's pace learner, when it has made one. */
     get rampupState(): RatePacer | undefined {
@@ -137,11 +108,11 @@ export class DomainState {
     }
 
     private ownBackoff(): BackoffClock {
-        return (this.backoff ??= new BackoffClock());
+        return (this.backoffClock ??= new BackoffClock());
     }
 
     private ownLimits(): DomainLimits {
-        return (this.limits ??= new DomainLimits());
+        return (this.scopeLimits ??= new DomainLimits());
     }
 
     /** The most requests in flight the policy allows, robots.txt crawl delay considered. */
@@ -185,31 +156,12 @@ export class DomainState {
             [policy.rampup ? this.ramp(policy.rampup).delayMs() : 0, 'rampup'],
             [this.crawlDelayFor(policy), 'crawl-delay'],
             [floorMs, 'floor'],
-            [this.penaltyAt(now, policy), 'backoff'],
-            [this.backoff?.announcedAt(now) ?? 0, 'announced'],
+            [this.backoff.penaltyAt(now, policy), 'backoff'],
+            [this.backoff.announcedAt(now), 'announced'],
         ];
         let best: { ms: number; reason: IntervalReason } = { ms: 0, reason: 'none' };
         for (const [ms, reason] of candidates) if (ms > best.ms) best = { ms, reason };
         return best;
-    }
-
-    /** Pacing raised by backoff triggers at `now`, after the decay of full quiet windows. */
-    penaltyAt(now: number, policy: PacingPolicy = UNLIMITED): number {
-        return this.backoff?.penaltyAt(now, policy) ?? 0;
-    }
-
-    isBackingOff(now: number): boolean {
-        return this.backoff?.isBackingOff(now) ?? false;
-    }
-
-    /** The exponent that the next escalation starts from, after any decay due by `now`. */
-    effectiveExponent(now: number): number {
-        return this.backoff?.effectiveExponent(now) ?? 0;
-    }
-
-    /** How long the scope has been refusing without a break at `now`; 0 when it is not refusing. */
-    stalledForMs(now: number): number {
-        return this.backoff?.stalledForMs(now) ?? 0;
     }
 
     /** The pace learner of this scope, created on first use (from the rate an earlier run learned, if any). */
@@ -232,21 +184,6 @@ export class DomainState {
         return true;
     }
 
-    /** Cost spent in the quota window containing `now`. */
-    spentAt(now: number, windowMs: number): number {
-        return this.limits?.spentAt(now, windowMs) ?? 0;
-    }
-
-    /** Whether the quota lets a request of `cost` go at `now` (see `DomainLimits.quotaAllows`). */
-    quotaAllows(now: number, cost: number, quota: ResolvedPolicy['quota']): boolean {
-        return !quota || !this.limits || this.limits.quotaAllows(now, cost, quota);
-    }
-
-    /** When the next quota window opens after `now`. */
-    nextQuotaWindow(now: number, quota: NonNullable<ResolvedPolicy['quota']>): number {
-        return nextQuotaWindow(now, quota);
-    }
-
     /** Spends `cost` in the window containing `now`. */
     spend(now: number, cost: number, quota: ResolvedPolicy['quota']): void {
         if (quota) this.ownLimits().spend(now, cost, quota);
@@ -258,10 +195,10 @@ export class DomainState {
     }
 
     /** Earliest time every clock allows a dispatch; Infinity while all slots are in use. */
-    readyAt(policy: PacingPolicy = UNLIMITED, now?: number): number {
+    readyAt(now: number, policy: PacingPolicy = UNLIMITED): number {
         let clocks = Math.max(this.nextDispatchAt, this.backoffUntil);
-        if (policy.quota && now !== undefined && !this.quotaAllows(now, 1, policy.quota)) {
-            clocks = Math.max(clocks, this.nextQuotaWindow(now, policy.quota));
+        if (policy.quota && !this.limits.quotaAllows(now, 1, policy.quota)) {
+            clocks = Math.max(clocks, nextQuotaWindow(now, policy.quota));
         }
         const limit = this.concurrencyLimit(policy);
         if (this.slots.inUse >= limit) return Number.POSITIVE_INFINITY;
@@ -270,7 +207,7 @@ export class DomainState {
     }
 
     isReady(now: number, policy: PacingPolicy = UNLIMITED): boolean {
-        return now >= this.readyAt(policy, now);
+        return now >= this.readyAt(now, policy);
     }
 
     /** Frees a concurrency slot when its request was handled or reclaimed. */
@@ -417,7 +354,7 @@ export class DomainState {
 
     /** Skips the scope for a Crawl-delay above the maximum (undefined: stops). Returns whether it changed. */
     skipForCrawlDelay(declaredSecs: number | undefined): boolean {
-        if (this.excessiveCrawlDelaySecs === declaredSecs) return false;
+        if (this.limits.excessiveCrawlDelaySecs === declaredSecs) return false;
         this.ownLimits().excessiveCrawlDelaySecs = declaredSecs;
         return true;
     }
@@ -427,10 +364,10 @@ export class DomainState {
      * answer is counted, and the next refusal starts its backoff from the first step again: it marks a
      * pace a little too fast, not a site refusing everything.
      */
-    recordAnswered(policy?: PacingPolicy, now = 0, sentAt?: number): void {
-        const learner = policy?.rampup ? this.rampupState : undefined;
+    recordAnswered(now: number, policy: PacingPolicy, sentAt?: number): void {
+        const learner = policy.rampup ? this.rampupState : undefined;
         learner?.onAnswer(now, sentAt);
-        this.backoff?.recordAnswered(learner !== undefined);
+        this.backoffClock?.recordAnswered(learner !== undefined);
     }
 
     /** A request of the scope met a network error or a timeout (the error budget). */
@@ -440,18 +377,14 @@ export class DomainState {
 
     /** The scope answered at all (a refusal too): its run of network errors is over. */
     noteReachable(): void {
-        this.limits?.noteReachable();
-    }
-
-    /** Whether the scope spent its error budget: `limit` network errors in a row (0: no budget). */
-    isUnreachable(limit: number): boolean {
-        return limit > 0 && this.consecutiveErrors >= limit;
+        this.scopeLimits?.noteReachable();
     }
 
     /** A request of the scope was handled successfully (which also breaks a run of refusals). */
     recordSuccess(): void {
         this.handledCount += 1;
-        this.recordAnswered();
+        // Breaks the run of refusals only: the answer itself was counted when it arrived.
+        this.backoffClock?.recordAnswered(false);
     }
 
     /**
@@ -475,10 +408,10 @@ export class DomainState {
         for (const key of NUMERIC_FIELDS) data[key] = 0;
         data.crawlDelayMs = this.declaredMs;
         data.nextDispatchAt = this.nextAt;
-        this.backoff?.save(data);
-        data.quotaWindowStart = this.limits?.quotaWindowStart ?? 0;
-        data.quotaSpent = this.limits?.quotaSpent ?? 0;
-        data.consecutiveErrors = this.consecutiveErrors;
+        this.backoff.save(data);
+        data.quotaWindowStart = this.limits.quotaWindowStart;
+        data.quotaSpent = this.limits.quotaSpent;
+        data.consecutiveErrors = this.limits.consecutiveErrors;
         data.dispatched = this.dispatchedCount;
         data.handled = this.handledCount;
         return data;
@@ -498,8 +431,8 @@ export class DomainState {
         this.nextAt = Math.min(data.nextDispatchAt, latest);
         this.dispatchedCount = data.dispatched;
         this.handledCount = data.handled;
-        if (this.backoff || anyBackoffData(data)) this.ownBackoff().restore(data, latest, maxWaitMs);
-        if (this.limits || data.quotaWindowStart !== 0 || data.quotaSpent !== 0 || data.consecutiveErrors !== 0)
+        if (this.backoffClock || anyBackoffData(data)) this.ownBackoff().restore(data, latest, maxWaitMs);
+        if (this.scopeLimits || data.quotaWindowStart !== 0 || data.quotaSpent !== 0 || data.consecutiveErrors !== 0)
             this.ownLimits().restore(data.quotaWindowStart, data.quotaSpent, data.consecutiveErrors);
         // A saved learner replaces this one; without one, a rate an earlier run learned stays the start.
         if (learner || this.learning instanceof PaceLearner) this.learning = learner;

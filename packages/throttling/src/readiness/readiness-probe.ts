@@ -83,7 +83,8 @@ export class ReadinessProbe {
     private async stalledAmong(counted: DomainQueue[], now: number): Promise<StalledDomain[]> {
         const stalled: StalledDomain[] = [];
         for (const entry of counted) {
-            const stalledForMs = entry.queued > 0 ? (this.deps.states.read(entry.key)?.stalledForMs(now) ?? 0) : 0;
+            const stalledForMs =
+                entry.queued > 0 ? (this.deps.states.read(entry.key)?.backoff.stalledForMs(now) ?? 0) : 0;
             if (stalledForMs <= this.deps.maxDomainStallMs) continue;
             // Ending the crawl is for real work only: our count may be ahead of the queue.
             if (!(await holdsWork(entry, this.deps.windowed(entry)))) entry.queued = 0;

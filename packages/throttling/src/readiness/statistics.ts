@@ -27,11 +27,11 @@ export function statisticsOf(state: DomainState, policy: ResolvedPolicy): Domain
         domain: state.domain,
         requests: state.dispatched,
         handled: state.handled,
-        refused: state.refusals,
-        backedOffMs: state.backedOffMs,
+        refused: state.backoff.refusals,
+        backedOffMs: state.backoff.backedOffMs,
         learnedRate: learned && learned > 0 ? learned : undefined,
         crawlDelayMs: state.crawlDelayMs,
-        freeRetries: state.freeRetries,
+        freeRetries: state.backoff.freeRetries,
     });
 }
 

@@ -1,0 +1,78 @@
+import { applyJitter } from './policy';
+import { DEFAULTS } from '../options/defaults';
+import type { ResolvedPolicy } from './policy';
+import type { BackoffPolicy } from './domain-state-types';
+
+/** What the decay of raised pacing reads of a policy (both the pacing and the backoff policy have it). */
+export type DecayPolicy = Partial<Pick<ResolvedPolicy, 'backoffFactor' | 'backoffWindowMs' | 'backoffMinDelayMs'>>;
+
+/** Exponent cap: 2^20 × base is far beyond any sane cap, and keeps the arithmetic finite. */
+export const MAX_BACKOFF_EXPONENT = 20;
+
+/** The wait one escalation imposes, and what asked for it. */
+export interface BackoffStep {
+    /** The wait in force, ms: jittered (unless the server gave it) and cut to the maximum. */
+    delayMs: number;
+    /** What was asked for before the cut, ms. */
+    requestedMs: number;
+    /** Whether the server gave the wait (`Retry-After`) rather than the exponential step. */
+    fromServer: boolean;
+}
+
+/**
+ * The wait of the escalation to `exponent` (1 for the first): the server's wait when it gave one, or
+ * the exponential step. Jitter spreads exponential waits so many workers do not wake together; a
+ * server-given wait is a minimum and is only ever lengthened. `safeRate` is the learner's (0: none).
+ */
+export function backoffStep(
+    exponent: number,
+    waitMs: number | undefined,
+    policy: BackoffPolicy,
+    safeRate: number,
+): BackoffStep {
+    const factor = policy.backoffFactor ?? 2;
+    const exponentialMs = Math.min(
+        firstBackoffMs(policy, safeRate) * factor ** (exponent - 1),
+        Number.MAX_SAFE_INTEGER,
+    );
+    const fromServer = waitMs !== undefined && waitMs > 0;
+    const requestedMs = fromServer ? waitMs : exponentialMs;
+    const jittered = fromServer ? requestedMs : applyJitter(requestedMs, policy.jitter, policy.random ?? Math.random);
+    return { delayMs: Math.min(jittered, policy.backoffMaxDelayMs), requestedMs, fromServer };
+}
+
+/**
+ * The first step of exponential backoff. Adaptive pacing reads a bare refusal as "a little too
+ * fast", as a `Retry-After: 1` would say: it waits a second (or two intervals of a slow site), not
+ * `baseDelaySecs`; a run of refusals without an answer still doubles from there.
+ */
+function firstBackoffMs(policy: BackoffPolicy, safeRate: number): number {
+    if (!policy.rampup) return policy.backoffMinDelayMs;
+    return Math.min(policy.backoffMinDelayMs, Math.max(1000, safeRate > 0 ? 2000 / safeRate : 0));
+}
+
+/**
+ * The pacing raised by backoff triggers, `penaltyMs` as set at `lastTriggerAt`, at `now`: it steps
+ * down one factor per full quiet window, and once below the least backoff the configured pacing
+ * takes over again (0).
+ */
+export function decayedPenalty(penaltyMs: number, lastTriggerAt: number, now: number, policy: DecayPolicy): number {
+    if (penaltyMs <= 0) return 0;
+    const windowMs = policy.backoffWindowMs ?? DEFAULTS.backoffWindowSecs * 1000;
+    const factor = policy.backoffFactor ?? DEFAULTS.backoffFactor;
+    const quietWindows = windowMs > 0 ? Math.floor(Math.max(0, now - lastTriggerAt) / windowMs) : Infinity;
+    if (quietWindows === 0) return penaltyMs;
+    const decayed = penaltyMs / factor ** Math.min(quietWindows, 64);
+    return decayed < (policy.backoffMinDelayMs ?? 0) || decayed < 1 ? 0 : decayed;
+}
+
+/**
+ * The pacing after a backoff, from the `current` (decayed) one: raised to at least a server-given
+ * wait, or grown by the factor without one (from the least backoff when none), cut to the maximum.
+ */
+export function raisedPenalty(current: number, serverWaitMs: number | undefined, policy: BackoffPolicy): number {
+    const factor = policy.backoffFactor ?? 2;
+    const max = policy.backoffMaxDelayMs;
+    if (serverWaitMs !== undefined) return Math.max(current, Math.min(serverWaitMs, max));
+    return Math.min(current > 0 ? current * factor : policy.backoffMinDelayMs, max);
+}
