@@ -104,6 +104,23 @@ describe('fixed windows (N per window; every request counts, refused ones too)',
         },
     );
 
+    test.each(['draft-8', 'legacy'] as const)(
+        'with %s headers and 300 ms pages, so several are in flight: no more in flight than the quota left',
+        async (headers) => {
+            const site: SimSite = {
+                host,
+                latencyMs: 300,
+                limiter: { kind: 'window', limit: 20, windowMs: 2_000, headers },
+            };
+            const r = await simulateCrawl([site], 100);
+            const oracle = await simulateOracle([site], 100);
+            expect(r.done).toBe(100);
+            // With slots learned past the quota left, the requests in flight beyond it were refused (8).
+            expect(refusedAt(r)).toBe(0);
+            expect(r.makespanMs).toBeLessThanOrEqual(1.6 * oracle.makespanMs);
+        },
+    );
+
     // The goal is 2 refusals at most; the learner takes 4 here (each window's first probe is refused).
     test('without headers (429 + Retry-After to the window end): a few refusals, within 1.3x the oracle and a window', async () => {
         const site: SimSite = {

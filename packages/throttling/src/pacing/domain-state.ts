@@ -128,7 +128,7 @@ export class DomainState {
         )
             return base;
         if (!Number.isFinite(base)) return base;
-        return Math.min(base + learner.extraConcurrency, Math.max(base, policy.rampup.maxConcurrency));
+        return Math.min(base + learner.allowedExtraConcurrency, Math.max(base, policy.rampup.maxConcurrency));
     }
 
     private baseConcurrency(policy: PacingPolicy): number {
@@ -337,6 +337,7 @@ export class DomainState {
             this.pauseUntil(now + capped);
             return;
         }
+        if (rampup && remaining !== undefined && remaining > 0) this.ramp(rampup).onQuotaLeft(remaining);
         if (!rampup && remaining !== undefined && remaining > 0)
             this.ownBackoff().announce(Math.min(resetMs / remaining, maxDelayMs), now + capped);
     }

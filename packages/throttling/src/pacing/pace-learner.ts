@@ -128,6 +128,8 @@ export class PaceLearner implements AdaptiveData {
     private heldRate = 0;
     // Answers before the first signal of the unpaced start: at least the site's burst (Infinity: unknown).
     private burstSeen = Number.POSITIVE_INFINITY;
+    // Requests the site last announced left in its quota (RateLimit headers); Infinity: none announced.
+    private quotaLeft = Number.POSITIVE_INFINITY;
     // The last cut, judged by the refusals after it; the share found to be refused whatever the pace.
     private trial: CutOnTrial | undefined;
     private backgroundShare = 0;
@@ -224,6 +226,20 @@ export class PaceLearner implements AdaptiveData {
         else if (sample !== undefined && sample.rate < this.rate * PACE_GAIN) this.setPace(now, sample.rate, this.rate);
         this.points.add(now, this.answered, this.rate, waitMs);
         this.startWindow(now);
+    }
+
+    /**
+     * The site announced `remaining` requests left in its quota (RateLimit headers): no more slots
+     * than that, or the requests in flight beyond it would be refused. The learned slots stay: the
+     * next announcement (a new window's) lifts the cap.
+     */
+    onQuotaLeft(remaining: number): void {
+        if (remaining > 0) this.quotaLeft = remaining;
+    }
+
+    /** Slots on top of one in force now: the learned ones, within the quota the site last announced. */
+    get allowedExtraConcurrency(): number {
+        return Math.min(this.extraConcurrency, Math.max(0, this.quotaLeft - 1));
     }
 
     /**
