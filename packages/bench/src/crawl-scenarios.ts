@@ -1,11 +1,11 @@
 import { log, LogLevel, ProxyConfiguration, RequestQueue } from '@crawlee/core';
 import { HttpCrawler } from '@crawlee/http';
 import type { HttpCrawlerOptions } from '@crawlee/http';
+import { memoryConfig } from '@crawlee-throttling/crawler-processes';
 import { type PoliteWeb, type SiteOptions, startPoliteWeb } from '@crawlee-throttling/polite-web';
 import { ThrottlingRequestManager } from 'crawlee-throttling';
 
 import { sleep } from './stats';
-import { memoryConfig } from './storage';
 
 /** The ways of crawling the same URL list: three with Crawlee alone, two with the throttler. */
 export type ContenderId = 'plain' | 'sameDomainDelay' | 'maxRequestsPerMinute' | 'throttler' | 'throttlerBackoffOnly';

@@ -6,13 +6,11 @@
  * Its task comes as JSON in B8_WORKER. It prints `STARTED <url>` and `HANDLED <url>` per page as it
  * goes (so a process killed mid-crawl has told what it held) and `RESULT {...}` at the end.
  */
-import { Configuration, log, LogLevel, ProxyConfiguration } from '@crawlee/core';
-import { HttpCrawler } from '@crawlee/http';
-import { ThrottlingRequestManager } from 'crawlee-throttling';
-import { RedisDomainClock, RedisStorageClient } from 'crawlee-throttling/redis';
+import { processStorage, serveWorker } from '@crawlee-throttling/crawler-processes';
+import { log, LogLevel } from '@crawlee/core';
 
+import { benchCrawler } from './bench-crawler';
 import { type FrontierProbeResult, ProcessProbe } from './frontier-process-probe';
-import { memoryConfig } from './storage';
 
 export interface FrontierTask {
     urls: string[];
@@ -46,25 +44,28 @@ const HREF = /href="([^"]+)"/g;
 async function main(task: FrontierTask): Promise<FrontierResult> {
     log.setLevel(LogLevel.ERROR);
     const probe = task.probe ? new ProcessProbe(task.pacedHosts, task.maxConcurrency) : undefined;
-    const storageClient = task.redis ? new RedisStorageClient(task.redis) : undefined;
-    if (probe && storageClient) probe.storage(storageClient);
-    const config = storageClient ? new Configuration({ storageClient, purgeOnStart: false }) : memoryConfig();
-    const clock = task.redis
-        ? new RedisDomainClock({ url: task.redis.url, keyPrefix: `${task.redis.prefix}:clock:` })
-        : undefined;
-    if (probe && clock) probe.clock(clock);
-    const throttler = new ThrottlingRequestManager(
-        {
-            domains: 'all',
+    const storage = processStorage(
+        task.redis && {
+            url: task.redis.url,
+            clockPrefix: `${task.redis.prefix}:clock:`,
+            storage: { prefix: task.redis.prefix },
+        },
+    );
+    if (probe && storage.storageClient) probe.storage(storage.storageClient);
+    if (probe && storage.clock) probe.clock(storage.clock);
+    let handled = 0;
+    const { throttler, crawler, crawl } = benchCrawler({
+        task,
+        // Every process at maxConcurrency throughout: the machine's CPU, shared with other work, must not set it.
+        fixedConcurrency: true,
+        throttler: {
             delaySecs: 0,
             // Slow pages: a site takes several at once (slots shared across processes by the clock).
             concurrency: task.maxConcurrency,
-            respectCrawlDelay: false,
             // Known paces: the paced sites' rate is told and the rest are free. Adaptive pacing would
             // read the response times that crawlers on a loaded machine stretch as a queue at the site
             // and pace free sites at what they happened to deliver (measured: 0.5-2 req/s), shared by all.
             rampup: false,
-            maxThrottledDomains: Math.max(100, task.sites),
             scopes: Object.fromEntries(
                 task.pacedHosts.map((h) => [
                     h,
@@ -72,54 +73,21 @@ async function main(task: FrontierTask): Promise<FrontierResult> {
                     { delaySecs: task.pacedDelaySecs, concurrency: task.pacedConcurrency },
                 ]),
             ),
-            ...(clock ? { sharedClock: clock } : {}),
         },
-        config,
-    );
-    let handled = 0;
-    const requestQueue = throttler.asRequestQueue();
-    if (probe) probe.queue(requestQueue);
-    const crawler = new HttpCrawler(
-        {
-            requestQueue,
-            proxyConfiguration: new ProxyConfiguration({ proxyUrls: [task.proxyUrl] }),
-            maxConcurrency: task.maxConcurrency,
-            // Every process at maxConcurrency throughout: the machine's CPU, shared with other work, must not set it.
-            minConcurrency: task.maxConcurrency,
-            preNavigationHooks: [
-                ({ request }, gotOptions) => {
-                    gotOptions.headers = { ...gotOptions.headers, 'x-crawler-process': task.label };
-                    probe?.sent(request.uniqueKey);
-                },
-            ],
-            requestHandler: async ({ request, body, addRequests }) => {
-                process.stdout.write(`STARTED ${request.url}\n`);
-                const links = [...String(body).matchAll(HREF)].map((m) => new URL(m[1], request.loadedUrl).href);
-                await addRequests(links);
-                handled += 1;
-                process.stdout.write(`HANDLED ${request.url}\n`);
-            },
+        storage,
+        ...(probe ? { watch: probe } : {}),
+        requestHandler: async ({ request, body, addRequests }) => {
+            process.stdout.write(`STARTED ${request.url}\n`);
+            const links = [...String(body).matchAll(HREF)].map((m) => new URL(m[1], request.loadedUrl).href);
+            await addRequests(links);
+            handled += 1;
+            process.stdout.write(`HANDLED ${request.url}\n`);
         },
-        config,
-    );
-    throttler.attach(crawler);
+    });
     crawler.requestQueue!.requestLockSecs = task.lockSecs;
-    const cpuAtStart = process.cpuUsage();
-    probe?.start(throttler, crawler);
-    const stats = await crawler.run(task.urls);
-    const cpu = process.cpuUsage(cpuAtStart);
-    await clock?.close();
-    await storageClient?.teardown();
-    const cpuMs = Math.round((cpu.user + cpu.system) / 1000);
+    const { stats, cpuMs } = await crawl(task.urls);
+    await storage.close();
     return { handled, failed: stats.requestsFailed, cpuMs, ...(probe ? { probe: probe.result(throttler) } : {}) };
 }
 
-if (require.main === module) {
-    main(JSON.parse(process.env[FRONTIER_WORKER_ENV] ?? '{}') as FrontierTask).then(
-        (result) => process.stdout.write(`RESULT ${JSON.stringify(result)}\n`),
-        (error: unknown) => {
-            process.stderr.write(`${error instanceof Error ? (error.stack ?? error.message) : String(error)}\n`);
-            process.exitCode = 1;
-        },
-    );
-}
+if (require.main === module) serveWorker(FRONTIER_WORKER_ENV, main);

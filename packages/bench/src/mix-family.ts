@@ -1,6 +1,7 @@
 import { log, LogLevel, ProxyConfiguration, RequestQueue } from '@crawlee/core';
 import { HttpCrawler } from '@crawlee/http';
 import type { HttpCrawlerOptions } from '@crawlee/http';
+import { memoryConfig } from '@crawlee-throttling/crawler-processes';
 import { type PoliteWeb, type SiteOptions, startPoliteWeb } from '@crawlee-throttling/polite-web';
 import { ThrottlingRequestManager, type ThrottlingRequestManagerOptions } from 'crawlee-throttling';
 
@@ -8,7 +9,6 @@ import { drawFamilyMixes, type FamilyMix, oracleScope } from './family-mixes';
 import { type FamilyRunScore, scoreFamilyRun } from './family-score';
 import { type RunningLimiter, startRealLimiter } from './limiters/real-limiter';
 import { sleep } from './stats';
-import { memoryConfig } from './storage';
 
 /**
  * B5's contenders: Crawlee alone (two ways), the oracle (the throttler told each site's limit, rampup

@@ -1,10 +1,10 @@
+import { memoryConfig } from '@crawlee-throttling/crawler-processes';
 import type { Configuration, IRequestManager } from '@crawlee/core';
 import { RequestQueue } from '@crawlee/core';
 import { getHeapStatistics } from 'node:v8';
 import { ThrottlingRequestManager } from 'crawlee-throttling';
 
 import { collectGarbage, MemoryPeak, sleep } from './stats';
-import { memoryConfig } from './storage';
 
 /** What B3 measures: the bare queue, and the manager in each queue layout. */
 export type OverheadStore = 'RequestQueue' | ManagerLayout;

@@ -1,9 +1,9 @@
+import { memoryConfig } from '@crawlee-throttling/crawler-processes';
 import { BasicCrawler } from '@crawlee/basic';
 import { log, LogLevel, RequestQueue } from '@crawlee/core';
 import { ThrottlingRequestManager } from 'crawlee-throttling';
 
 import { percentile } from './stats';
-import { memoryConfig } from './storage';
 
 export interface PromptnessOptions {
     intervalMs: number;

@@ -4,13 +4,10 @@
  * when given a Redis URL. Its work comes as JSON in the B7_WORKER environment variable; it prints
  * one line `RESULT {...}` (a {@link WorkerResult}) when done.
  */
-import { serveWorker } from '@crawlee-throttling/crawler-processes';
-import { log, LogLevel, ProxyConfiguration } from '@crawlee/core';
-import { HttpCrawler } from '@crawlee/http';
-import { ThrottlingRequestManager } from 'crawlee-throttling';
-import { RedisDomainClock } from 'crawlee-throttling/redis';
+import { processStorage, serveWorker, waitForStart } from '@crawlee-throttling/crawler-processes';
+import { log, LogLevel } from '@crawlee/core';
 
-import { memoryConfig } from './storage';
+import { benchCrawler } from './bench-crawler';
 
 /** What one process crawls and how. */
 export interface WorkerTask {
@@ -53,53 +50,31 @@ export const WORKER_ENV = 'B7_WORKER';
 
 async function main(task: WorkerTask): Promise<WorkerResult> {
     log.setLevel(LogLevel.ERROR);
-    const config = memoryConfig();
-    const clock = task.redis ? new RedisDomainClock(task.redis) : undefined;
-    const throttler = new ThrottlingRequestManager(
-        {
-            domains: 'all',
-            ...(task.delaySecs === undefined ? {} : { delaySecs: task.delaySecs }),
-            respectCrawlDelay: false,
-            maxThrottledDomains: Math.max(100, task.sites),
-            ...(clock ? { sharedClock: clock } : {}),
-        },
-        config,
-    );
+    // Only the clocks are shared: each process keeps its own storage (its share of the pages).
+    const storage = processStorage(task.redis && { url: task.redis.url, clockPrefix: task.redis.keyPrefix });
     let handled = 0;
-    const crawler = new HttpCrawler(
-        {
-            requestQueue: throttler.asRequestQueue(),
-            proxyConfiguration: new ProxyConfiguration({ proxyUrls: [task.proxyUrl] }),
-            maxConcurrency: task.maxConcurrency,
-            ...(task.fixedConcurrency ? { minConcurrency: task.maxConcurrency } : {}),
-            preNavigationHooks: [
-                (_ctx, gotOptions) =>
-                    void (gotOptions.headers = { ...gotOptions.headers, 'x-crawler-process': task.label }),
-            ],
-            requestHandler: () => {
-                handled += 1;
-            },
+    const { throttler, crawler, crawl } = benchCrawler({
+        task,
+        fixedConcurrency: task.fixedConcurrency ?? false,
+        throttler: task.delaySecs === undefined ? {} : { delaySecs: task.delaySecs },
+        storage,
+        requestHandler: () => {
+            handled += 1;
         },
-        config,
-    );
-    throttler.attach(crawler);
-    const wait = task.startAt - Date.now();
-    if (wait > 0) await new Promise((resolve) => setTimeout(resolve, wait));
-    const lateMs = Math.max(0, -wait);
-    const cpuAtStart = process.cpuUsage();
+    });
+    const lateMs = await waitForStart(task.startAt);
     const inFlight: number[] = [];
     const sampler = setInterval(() => inFlight.push(crawler.autoscaledPool?.currentConcurrency ?? 0), 250);
-    const stats = await crawler.run(task.urls).finally(() => clearInterval(sampler));
-    const cpu = process.cpuUsage(cpuAtStart);
+    const { stats, cpuMs } = await crawl(task.urls).finally(() => clearInterval(sampler));
     const paces: Record<string, number> = {};
     for (const { domain, rampup } of throttler.snapshot())
         if (rampup && Number.isFinite(rampup.rate)) paces[domain] = rampup.rate;
-    await clock?.close();
+    await storage.close();
     return {
         handled,
         failed: stats.requestsFailed,
         lateMs,
-        cpuMs: Math.round((cpu.user + cpu.system) / 1000),
+        cpuMs,
         peakConcurrency: Math.max(0, ...inFlight),
         meanConcurrency: inFlight.length ? inFlight.reduce((a, b) => a + b, 0) / inFlight.length : 0,
         paces,

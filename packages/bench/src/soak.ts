@@ -1,5 +1,6 @@
 import { monitorEventLoopDelay } from 'node:perf_hooks';
 
+import { memoryConfig } from '@crawlee-throttling/crawler-processes';
 import { log, LogLevel, ProxyConfiguration, RequestQueue } from '@crawlee/core';
 import { HttpCrawler } from '@crawlee/http';
 import { defaultSites, type PoliteWeb, type SiteOptions, startPoliteWeb } from '@crawlee-throttling/polite-web';
@@ -8,7 +9,6 @@ import { ThrottlingRequestManager } from 'crawlee-throttling';
 import { type HeapSample, heapSlopeMbPerMin } from './heap-trend';
 import { SoakLedger } from './soak-ledger';
 import { collectGarbage, sleep } from './stats';
-import { memoryConfig } from './storage';
 
 export interface SoakOptions {
     sites: number;

@@ -1,10 +1,9 @@
 import { CheerioCrawler } from '@crawlee/cheerio';
 import { log, LogLevel, ProxyConfiguration, RequestQueue } from '@crawlee/core';
+import { memoryConfig } from '@crawlee-throttling/crawler-processes';
 import type { PoliteWeb, WebScore } from '@crawlee-throttling/polite-web';
 import { ThrottlingRequestManager } from 'crawlee-throttling';
 import type { DomainSnapshot, ThrottlingRequestManagerOptions } from 'crawlee-throttling';
-
-import { memoryConfig } from './storage';
 
 /** One request as the server saw it, timed from the start of the crawl. */
 export interface TimelineEntry {

@@ -7,14 +7,11 @@
  * every storage of the process (the throttler's queues included) is a RedisStorageClient on it:
  * all processes crawl one frontier, each page once, by whichever process takes it first.
  */
-import { serveWorker } from '@crawlee-throttling/crawler-processes';
+import { labelHeader, processStorage, serveWorker, waitForStart } from '@crawlee-throttling/crawler-processes';
 import { CheerioCrawler } from '@crawlee/cheerio';
-import { Configuration, log, LogLevel, ProxyConfiguration } from '@crawlee/core';
+import { log, LogLevel, ProxyConfiguration } from '@crawlee/core';
 import { ThrottlingRequestManager } from 'crawlee-throttling';
-import { RedisDomainClock, RedisStorageClient } from 'crawlee-throttling/redis';
 import type { ThrottlingRequestManagerOptions } from 'crawlee-throttling';
-
-import { memoryConfig } from './storage';
 
 /** What one process crawls and how. */
 export interface WorkerTask {
@@ -40,18 +37,15 @@ export const WORKER_ENV = 'DEMO_WORKER';
 
 async function main(task: WorkerTask): Promise<WorkerResult> {
     log.setLevel(LogLevel.OFF);
-    const storage = task.redis
-        ? new RedisStorageClient({
-              url: task.redis.url,
-              prefix: task.redis.storagePrefix,
-              // A demo site has a handful of pages: one at a time, so every process gets some.
-              lockLimit: 1,
-          })
-        : undefined;
-    const config = storage ? new Configuration({ storageClient: storage, purgeOnStart: false }) : memoryConfig();
-    const clock = task.redis
-        ? new RedisDomainClock({ url: task.redis.url, keyPrefix: task.redis.keyPrefix })
-        : undefined;
+    const storage = processStorage(
+        task.redis && {
+            url: task.redis.url,
+            clockPrefix: task.redis.keyPrefix,
+            // A demo site has a handful of pages: one at a time, so every process gets some.
+            storage: { prefix: task.redis.storagePrefix, lockLimit: 1 },
+        },
+    );
+    const { config, clock } = storage;
     const throttler = new ThrottlingRequestManager(
         { ...task.throttlerOptions, ...(clock ? { sharedClock: clock } : {}) },
         config,
@@ -60,10 +54,7 @@ async function main(task: WorkerTask): Promise<WorkerResult> {
         {
             requestQueue: throttler.asRequestQueue(),
             proxyConfiguration: new ProxyConfiguration({ proxyUrls: [task.proxyUrl] }),
-            preNavigationHooks: [
-                (_ctx, gotOptions) =>
-                    void (gotOptions.headers = { ...gotOptions.headers, 'x-crawler-process': task.label }),
-            ],
+            preNavigationHooks: [labelHeader(task.label)],
             // Each process has its pages already (its share, or all of them on the shared frontier): links are not followed.
             async requestHandler() {},
             async failedRequestHandler() {},
@@ -71,8 +62,7 @@ async function main(task: WorkerTask): Promise<WorkerResult> {
         config,
     );
     throttler.attach(crawler);
-    const wait = task.startAt - Date.now();
-    if (wait > 0) await new Promise((resolve) => setTimeout(resolve, wait));
+    await waitForStart(task.startAt);
     let timedOut = false;
     const cap = setTimeout(() => {
         timedOut = true;
@@ -83,8 +73,7 @@ async function main(task: WorkerTask): Promise<WorkerResult> {
         return { finished: stats.requestsFinished, failed: stats.requestsFailed, timedOut };
     } finally {
         clearTimeout(cap);
-        await clock?.close();
-        await storage?.teardown();
+        await storage.close();
     }
 }
 

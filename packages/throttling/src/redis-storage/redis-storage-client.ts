@@ -2,11 +2,7 @@ import { randomUUID } from 'node:crypto';
 
 import type * as storage from '@crawlee/types';
 
-import {
-    RedisDatasetCollectionClient,
-    RedisKeyValueStoreCollectionClient,
-    RedisRequestQueueCollectionClient,
-} from './redis-collections';
+import { RedisCollectionClient } from './redis-collections';
 import { RedisDatasetClient } from './redis-dataset-client';
 import { RedisKeyValueStoreClient } from './redis-key-value-store-client';
 import { OutagePatience } from './outage-patience';
@@ -69,7 +65,8 @@ export class RedisStorageClient implements storage.StorageClient {
     }
 
     requestQueues(): storage.RequestQueueCollectionClient {
-        return new RedisRequestQueueCollectionClient(this.kinds.rq);
+        const { rq } = this.kinds;
+        return new RedisCollectionClient(rq, (id) => new RedisRequestQueueClient(rq, id, 'collection').get());
     }
 
     requestQueue(id: string, options: storage.RequestQueueOptions = {}): storage.RequestQueueClient {
@@ -79,7 +76,8 @@ export class RedisStorageClient implements storage.StorageClient {
     }
 
     keyValueStores(): storage.KeyValueStoreCollectionClient {
-        return new RedisKeyValueStoreCollectionClient(this.kinds.kvs);
+        const { kvs } = this.kinds;
+        return new RedisCollectionClient(kvs, (id) => new RedisKeyValueStoreClient(kvs, id).get());
     }
 
     keyValueStore(id: string): storage.KeyValueStoreClient {
@@ -87,7 +85,8 @@ export class RedisStorageClient implements storage.StorageClient {
     }
 
     datasets(): storage.DatasetCollectionClient {
-        return new RedisDatasetCollectionClient(this.kinds.ds);
+        const { ds } = this.kinds;
+        return new RedisCollectionClient(ds, (id) => new RedisDatasetClient(ds, id).get());
     }
 
     dataset(id: string): storage.DatasetClient {
