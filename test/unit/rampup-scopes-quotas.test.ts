@@ -253,6 +253,9 @@ describe('quotas', () => {
         for (let r = await manager.fetchNextRequest(); r; r = await manager.fetchNextRequest()) first.push(r);
         expect(first).toHaveLength(3);
         expect(snap(manager, 'a.example').quota).toEqual({ limit: 3, windowMs: 10_000, spent: 3 });
+        // The snapshot says when the held requests can go: the next window, not now.
+        expect(snap(manager, 'a.example').readyAt).toBe(10_000);
+        expect(snap(manager, 'a.example').ready).toBe(false);
         clock.set(10_000);
         const second: Request[] = [];
         for (let r = await manager.fetchNextRequest(); r; r = await manager.fetchNextRequest()) second.push(r);
