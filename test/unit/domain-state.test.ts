@@ -1,6 +1,6 @@
 import { DomainState } from '../../packages/throttling/src/pacing/domain-state';
-import { STALL_DISPATCH_SLACK_MS } from '../../packages/throttling/src/pacing/backoff-clock';
-import { MAX_BACKOFF_EXPONENT } from '../../packages/throttling/src/pacing/backoff-steps';
+import { isReady, readyAt } from '../../packages/throttling/src/pacing/readiness-decision';
+import { MAX_BACKOFF_EXPONENT, STALL_DISPATCH_SLACK_MS } from '../../packages/throttling/src/pacing/backoff-steps';
 import { NUMERIC_FIELDS } from '../../packages/throttling/src/pacing/domain-state-types';
 
 const policy = { backoffMinDelayMs: 2_000, backoffMaxDelayMs: 60_000 };
@@ -10,12 +10,12 @@ describe('DomainState: two clocks', () => {
     test('crawl-delay clock is armed on dispatch with max(crawl delay, floor)', () => {
         const s = new DomainState('a.com');
         s.setCrawlDelay(500);
-        expect(s.isReady(T0)).toBe(true);
+        expect(isReady(s, T0)).toBe(true);
         s.dispatch(T0, 200);
-        expect(s.isReady(T0 + 499)).toBe(false);
-        expect(s.isReady(T0 + 500)).toBe(true);
+        expect(isReady(s, T0 + 499)).toBe(false);
+        expect(isReady(s, T0 + 500)).toBe(true);
         s.dispatch(T0 + 500, 800); // floor above the crawl delay wins
-        expect(s.readyAt(T0 + 500)).toBe(T0 + 1_300);
+        expect(readyAt(s, T0 + 500)).toBe(T0 + 1_300);
     });
 
     test('backoff clock and crawl-delay clock are separate: ready only when both passed', () => {
@@ -24,8 +24,8 @@ describe('DomainState: two clocks', () => {
         s.dispatch(T0, 0);
         s.recordRateLimit(T0 + 100, undefined, policy); // backoff until T0+2100
         expect(s.backoffUntil).toBe(T0 + 2_100);
-        expect(s.isReady(T0 + 2_100)).toBe(false); // crawl delay still running
-        expect(s.isReady(T0 + 5_000)).toBe(true);
+        expect(isReady(s, T0 + 2_100)).toBe(false); // crawl delay still running
+        expect(isReady(s, T0 + 5_000)).toBe(true);
     });
 
     test('a dispatch does not look like a running backoff: the next burst still escalates', () => {
@@ -41,7 +41,7 @@ describe('DomainState: two clocks', () => {
         const s = new DomainState('a.com');
         const r = s.dispatch(T0, 1_000);
         s.cancelDispatch(r);
-        expect(s.isReady(T0)).toBe(true);
+        expect(isReady(s, T0)).toBe(true);
         expect(s.dispatched).toBe(0);
     });
 

@@ -1,4 +1,5 @@
 import { DomainState } from '../../packages/throttling/src/pacing/domain-state';
+import { isReady } from '../../packages/throttling/src/pacing/readiness-decision';
 import { MAX_BACKOFF_EXPONENT } from '../../packages/throttling/src/pacing/backoff-steps';
 import {
     parsePersistedState,
@@ -58,7 +59,7 @@ describe('parsePersistedState: a valid record', () => {
         // The backoff survives as an absolute deadline.
         const a = parsed.states.find((s) => s.domain === 'a.test')!;
         expect(a.backoffUntil).toBeGreaterThan(T0 + 50_000);
-        expect(a.isReady(T0 + 50_001)).toBe(false);
+        expect(isReady(a, T0 + 50_001)).toBe(false);
     });
 
     test('an empty record (no domains, no states) is usable', () => {

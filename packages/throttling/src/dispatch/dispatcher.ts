@@ -4,6 +4,7 @@ import { CrawlDelayTooLongError, DomainUnreachableError } from '../core/errors';
 import type { ResolvedThrottlingOptions } from '../config/resolved-options';
 import type { DispatchReservation } from '../pacing/domain-state';
 import type { DomainStateStore } from '../pacing/domain-state-store';
+import { concurrencyLimit, readyAt } from '../pacing/readiness-decision';
 import type { PacingFloor } from '../pacing/pacing-floor';
 import type { QuotaLedger } from './quota-ledger';
 import type { DomainQueue } from '../core/domain-queue';
@@ -87,9 +88,9 @@ export class Dispatcher {
         // A domain past its error budget, skipped for its crawl delay, or whose robots.txt stayed
         // unreachable, hands its requests out at once, to fail them without waiting.
         if (state && (this.failFast(entry.key) || this.origins.everyBlocked(entry, now))) {
-            return state.inFlight < state.concurrencyLimit(policy) ? 0 : Number.POSITIVE_INFINITY;
+            return state.inFlight < concurrencyLimit(state, policy) ? 0 : Number.POSITIVE_INFINITY;
         }
-        return Math.max(state ? state.readyAt(now, policy) : 0, entry.blockedUntil);
+        return Math.max(state ? readyAt(state, now, policy) : 0, entry.blockedUntil);
     }
 
     /**

@@ -10,6 +10,7 @@ import type { SharedLimits, SharedSpend } from '../shared-clock/shared-limits';
 import type { DispatchReservation } from '../pacing/domain-state';
 import type { DomainStateStore } from '../pacing/domain-state-store';
 import { nextQuotaWindow } from '../pacing/domain-limits';
+import { readyAt } from '../pacing/readiness-decision';
 import type { PacingFloor } from '../pacing/pacing-floor';
 
 /** What a dispatched request spent in each quota, so a reported real cost can correct it. */
@@ -154,7 +155,7 @@ export class QuotaLedger {
         for (const [scope, cost] of extras) {
             const policy = this.router.policyOf(scope);
             const state = this.states.update(scope, (s) => s);
-            let at = state.readyAt(now, policy);
+            let at = readyAt(state, now, policy);
             if (policy.quota && !state.limits.quotaAllows(now, cost, policy.quota)) {
                 at = Math.max(at, nextQuotaWindow(now, policy.quota));
             }

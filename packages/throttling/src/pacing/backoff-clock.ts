@@ -2,13 +2,7 @@ import type { SharedRefusal } from '../core/shared-limit-types';
 import type { BackoffData, BackoffPolicy, RateLimitOutcome } from './domain-state-types';
 import type { DecayPolicy } from './backoff-steps';
 import { backoffStep, decayedPenalty, MAX_BACKOFF_EXPONENT, raisedPenalty } from './backoff-steps';
-
-/**
- * Slack allowed between a backoff's end and the next refusal when measuring stall time: the
- * crawler needs a moment to send the next request (pool polling, latency). Gaps longer than the
- * imposed wait plus this slack are idle time or crawl delay and do not count as stalling.
- */
-export const STALL_DISPATCH_SLACK_MS = 2_000;
+import { stalledForMs, stallGapMs } from './backoff-steps';
 
 /**
  * How an escalation moves the rest of the scope's pacing: under rampup the learner steps back and
@@ -185,8 +179,7 @@ export class BackoffClock {
             this.runStart = now;
             this.stallMs = 0;
         } else {
-            const gap = Math.max(0, now - this.lastRefused);
-            this.stallMs += Math.min(gap, this.lastImposedMs + STALL_DISPATCH_SLACK_MS);
+            this.stallMs += stallGapMs(now, this.lastRefused, this.lastImposedMs);
         }
         this.lastRefused = now;
         this.lastImposedMs = Math.max(0, this.until - now);
@@ -199,8 +192,7 @@ export class BackoffClock {
      */
     stalledForMs(now: number): number {
         if (this.runStart === 0) return 0;
-        const sinceLast = Math.max(0, now - this.lastRefused);
-        return this.stallMs + Math.min(sinceLast, this.lastImposedMs);
+        return stalledForMs(this.stallMs, this.lastRefused, this.lastImposedMs, now);
     }
 
     /**

@@ -76,3 +76,26 @@ export function raisedPenalty(current: number, serverWaitMs: number | undefined,
     if (serverWaitMs !== undefined) return Math.max(current, Math.min(serverWaitMs, max));
     return Math.min(current > 0 ? current * factor : policy.backoffMinDelayMs, max);
 }
+
+/**
+ * Slack allowed between a backoff's end and the next refusal when measuring stall time: the
+ * crawler needs a moment to send the next request (pool polling, latency). Gaps longer than the
+ * imposed wait plus this slack are idle time or crawl delay and do not count as stalling.
+ */
+export const STALL_DISPATCH_SLACK_MS = 2_000;
+
+/**
+ * The refusing time a refusal at `now` adds to its run: the gap since the last refusal (at
+ * `lastRefusalAt`), cut to the wait that refusal imposed plus `STALL_DISPATCH_SLACK_MS`.
+ */
+export function stallGapMs(now: number, lastRefusalAt: number, lastImposedMs: number): number {
+    return Math.min(Math.max(0, now - lastRefusalAt), lastImposedMs + STALL_DISPATCH_SLACK_MS);
+}
+
+/**
+ * How long a run of refusals has stalled the scope at `now`: the refusing time `stallMs` accumulated
+ * up to the last refusal, plus the part of the wait it imposed that has already passed.
+ */
+export function stalledForMs(stallMs: number, lastRefusalAt: number, lastImposedMs: number, now: number): number {
+    return stallMs + Math.min(Math.max(0, now - lastRefusalAt), lastImposedMs);
+}

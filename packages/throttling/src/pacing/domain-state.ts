@@ -12,24 +12,28 @@
  *
  * The interval is the largest of the configured delay, the learned pace, the robots.txt crawl delay,
  * the floor, the pacing raised by backoff and the pacing the server announced. A scope is ready when
- * both clocks have passed, its quota allows and a slot is free. The backoff clock, the learner and
- * the limits are made on first use: most scopes of a broad crawl never need them. This class
- * combines the parts' decisions; every decision takes `now` (epoch ms) and nothing here reads a
- * clock. The state persists as plain numbers (`DomainStateData`), so another process can restore it.
+ * both clocks have passed, its quota allows and a slot is free; those decisions (`interval`,
+ * `concurrencyLimit`, `readyAt`, `isReady`) are functions of this state's reads, in
+ * `readiness-decision.ts`. The backoff clock, the learner and the limits are made on first use: most
+ * scopes of a broad crawl never need them. This class combines the parts' changes; every decision
+ * takes `now` (epoch ms) and nothing here reads a clock. The state persists as plain numbers
+ * (`DomainStateData`), so another process can restore it.
  */
 
 import { applyJitter } from './policy';
 import type { ResolvedPolicy } from './policy';
 import type { SharedRefusal } from '../core/shared-limit-types';
-import type { BackoffPolicy, DispatchReservation, DomainStateData, IntervalReason } from './domain-state-types';
+import type { BackoffPolicy, DispatchReservation, DomainStateData } from './domain-state-types';
 import type { PacingPolicy, RateLimitOutcome } from './domain-state-types';
 import { anyBackoffData, NUMERIC_FIELDS, UNLIMITED, parseStateData } from './domain-state-types';
 import { BackoffClock, NO_BACKOFF } from './backoff-clock';
 import type { BackoffReadings } from './backoff-clock';
-import { DomainLimits, NO_LIMITS, nextQuotaWindow } from './domain-limits';
+import { DomainLimits, NO_LIMITS } from './domain-limits';
 import type { LimitsReadings } from './domain-limits';
 import { PaceLearner } from './pace-learner';
 import { SlotPool } from './slot-pool';
+import { concurrencyLimit, crawlDelayFor, interval } from './readiness-decision';
+import type { ScopeReads } from './readiness-decision';
 import type { RampupPolicy } from './rampup-policy';
 import type { LearnedRate, RatePacer } from './rate-pacer';
 import { createPacer } from './rate-pacer';
@@ -43,7 +47,7 @@ export type {
     RateLimitOutcome,
 } from './domain-state-types';
 
-export class DomainState {
+export class DomainState implements ScopeReads {
     readonly domain: string;
     private dispatchedCount = 0;
     private handledCount = 0;
@@ -101,10 +105,9 @@ export class DomainState {
     get inFlight(): number {
         return this.slots.inUse;
     }
-
-    /** The declared crawl delay in force: none when the scope ignores it or sets its own delay. */
-    private crawlDelayFor(policy: PacingPolicy): number {
-        return policy.ignoreRobotsCrawlDelay || policy.explicit.delay ? 0 : this.declaredMs;
+    /** The per-slot clock of the free slot that can go first under `limit`; Infinity when none is free. */
+    freeSlotAt(limit: number): number {
+        return this.slots.free(limit).nextAt;
     }
 
     private ownBackoff(): BackoffClock {
@@ -115,53 +118,11 @@ export class DomainState {
         return (this.scopeLimits ??= new DomainLimits());
     }
 
-    /** The most requests in flight the policy allows, robots.txt crawl delay considered. */
-    concurrencyLimit(policy: PacingPolicy = UNLIMITED): number {
-        const base = this.baseConcurrency(policy);
-        const learner = this.rampupState;
-        // Rampup adds slots when a scope is held by slots rather than by pace (explicit caps win).
-        if (
-            !policy.rampup ||
-            !learner ||
-            policy.explicit.concurrency ||
-            (this.declaredMs > 0 && !policy.ignoreRobotsCrawlDelay)
-        )
-            return base;
-        if (!Number.isFinite(base)) return base;
-        return Math.min(base + learner.allowedExtraConcurrency, Math.max(base, policy.rampup.maxConcurrency));
-    }
-
-    private baseConcurrency(policy: PacingPolicy): number {
-        if (policy.explicit.concurrency || policy.ignoreRobotsCrawlDelay || !Number.isFinite(policy.concurrency))
-            return policy.concurrency;
-        // A declared crawl delay means "one at a time", as Scrapy reads it.
-        return this.declaredMs > 0 ? 1 : policy.concurrency;
-    }
-
     /** Notes that the scope had work it could send but every slot was busy (for rampup). */
     noteSlotBound(now: number, policy: PacingPolicy = UNLIMITED): void {
         const learner = this.rampupState;
         if (!policy.rampup || !learner) return;
         if (Math.max(this.nextDispatchAt, this.backoffUntil) <= now) learner.slotBoundInWindow = true;
-    }
-
-    /**
-     * Minimum spacing between dispatches at `now`, and why: the largest of the configured delay, the
-     * learned pace, the robots.txt crawl delay (unless the scope overrides or ignores it), the floor,
-     * the pacing raised by backoff, and the pacing the server announced.
-     */
-    interval(now: number, floorMs: number, policy: PacingPolicy = UNLIMITED): { ms: number; reason: IntervalReason } {
-        const candidates: [number, IntervalReason][] = [
-            [policy.delayMs, 'configured'],
-            [policy.rampup ? this.ramp(policy.rampup).delayMs() : 0, 'rampup'],
-            [this.crawlDelayFor(policy), 'crawl-delay'],
-            [floorMs, 'floor'],
-            [this.backoff.penaltyAt(now, policy), 'backoff'],
-            [this.backoff.announcedAt(now), 'announced'],
-        ];
-        let best: { ms: number; reason: IntervalReason } = { ms: 0, reason: 'none' };
-        for (const [ms, reason] of candidates) if (ms > best.ms) best = { ms, reason };
-        return best;
     }
 
     /** The pace learner of this scope, created on first use (from the rate an earlier run learned, if any). */
@@ -194,22 +155,6 @@ export class DomainState {
         if (quota) this.ownLimits().adjustSpend(dispatchedAt, delta, quota);
     }
 
-    /** Earliest time every clock allows a dispatch; Infinity while all slots are in use. */
-    readyAt(now: number, policy: PacingPolicy = UNLIMITED): number {
-        let clocks = Math.max(this.nextDispatchAt, this.backoffUntil);
-        if (policy.quota && !this.limits.quotaAllows(now, 1, policy.quota)) {
-            clocks = Math.max(clocks, nextQuotaWindow(now, policy.quota));
-        }
-        const limit = this.concurrencyLimit(policy);
-        if (this.slots.inUse >= limit) return Number.POSITIVE_INFINITY;
-        if (policy.delayPerSlotMs <= 0 || !Number.isFinite(limit)) return clocks;
-        return Math.max(clocks, this.slots.free(limit).nextAt);
-    }
-
-    isReady(now: number, policy: PacingPolicy = UNLIMITED): boolean {
-        return now >= this.readyAt(now, policy);
-    }
-
     /** Frees a concurrency slot when its request was handled or reclaimed. */
     release(slot: number): void {
         this.slots.release(slot);
@@ -227,16 +172,16 @@ export class DomainState {
         probe = false,
         backlog = Number.POSITIVE_INFINITY,
     ): DispatchReservation {
-        const limit = this.concurrencyLimit(policy);
+        const limit = concurrencyLimit(this, policy);
         const { slot } = this.slots.free(limit);
         // Jitter spreads the configured delay and the backoff pacing; the floor and a robots.txt
         // crawl delay are hard minimums it must never undercut.
         const factor = policy.jitter ? applyJitter(1, policy.jitter, random) : 1;
-        const soft = this.interval(now, 0, { ...policy, ignoreRobotsCrawlDelay: true }).ms * factor;
-        const interval = Math.max(soft, this.crawlDelayFor(policy), floorMs);
+        const soft = interval(this, now, 0, { ...policy, ignoreRobotsCrawlDelay: true }).ms * factor;
+        const spacing = Math.max(soft, crawlDelayFor(this, policy), floorMs);
         const reservation: DispatchReservation = {
             previousNextDispatchAt: this.nextAt,
-            armedNextDispatchAt: now + interval,
+            armedNextDispatchAt: now + spacing,
             slot,
             previousSlotNextAt: this.slots.take(slot, now + applyJitter(policy.delayPerSlotMs, policy.jitter, random)),
             probe,
@@ -256,14 +201,14 @@ export class DomainState {
      */
     armAfterResponse(now: number, floorMs: number, policy: PacingPolicy = UNLIMITED): void {
         // An answer while every slot is busy and the pace would allow another: held by slots.
-        if (this.slots.inUse >= this.concurrencyLimit(policy)) this.noteSlotBound(now, policy);
-        if (this.concurrencyLimit(policy) !== 1) return;
+        if (this.slots.inUse >= concurrencyLimit(this, policy)) this.noteSlotBound(now, policy);
+        if (concurrencyLimit(this, policy) !== 1) return;
         // A ramping scope searches its own rate from dispatches; only the minimums (robots.txt crawl
         // delay, the floor and a configured delay) are re-armed for it.
-        const interval = policy.rampup
-            ? Math.max(this.crawlDelayFor(policy), floorMs, policy.delayMs)
-            : this.interval(now, floorMs, policy).ms;
-        this.holdDispatchUntil(now + interval);
+        const spacing = policy.rampup
+            ? Math.max(crawlDelayFor(this, policy), floorMs, policy.delayMs)
+            : interval(this, now, floorMs, policy).ms;
+        this.holdDispatchUntil(now + spacing);
     }
 
     /** Holds the next dispatch until at least `at` (it leaves later than armed). Returns whether it moved. */

@@ -1,5 +1,6 @@
 import type { DomainState } from '../pacing/domain-state';
 import type { ResolvedPolicy } from '../pacing/policy';
+import { concurrencyLimit, interval, isReady, readyAt } from '../pacing/readiness-decision';
 import type { DomainSnapshot } from './readiness';
 
 /**
@@ -13,18 +14,18 @@ export function snapshotOf(
     floorMs: number,
     now: number,
 ): DomainSnapshot {
-    const interval = state.interval(now, floorMs, policy);
+    const pace = interval(state, now, floorMs, policy);
     const ramp = state.rampupState;
     const quota = policy.quota;
     return Object.freeze({
         domain: state.domain,
         scope: policy.scopeKey,
-        ready: state.isReady(now, policy),
-        readyAt: state.readyAt(now, policy),
+        ready: isReady(state, now, policy),
+        readyAt: readyAt(state, now, policy),
         crawlDelayMs: state.crawlDelayMs,
-        intervalMs: interval.ms,
-        intervalReason: interval.reason,
-        concurrencyLimit: state.concurrencyLimit(policy),
+        intervalMs: pace.ms,
+        intervalReason: pace.reason,
+        concurrencyLimit: concurrencyLimit(state, policy),
         penaltyMs: state.backoff.penaltyAt(now, policy),
         rampup: ramp ? { rate: ramp.rate, safeRate: ramp.safeRate, unsafeRate: ramp.unsafeRate } : undefined,
         quota: quota

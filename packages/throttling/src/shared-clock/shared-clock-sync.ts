@@ -1,5 +1,6 @@
 import type { DispatchReservation } from '../pacing/domain-state';
 import type { DomainStateStore } from '../pacing/domain-state-store';
+import { concurrencyLimit } from '../pacing/readiness-decision';
 import type { DomainQueue } from '../core/domain-queue';
 import type { ScopeRouter } from '../scopes/scope-router';
 import type { MaybePromise } from '../core/maybe-promise';
@@ -48,7 +49,8 @@ export class SharedClockSync {
     reserve(entry: DomainQueue, reservation: DispatchReservation, now: number): MaybePromise<boolean> {
         const { shared, states, router, failures } = this.options;
         if (!shared) return true;
-        const oneAtATime = states.read(entry.key)?.concurrencyLimit(router.policyOf(entry.key)) === 1;
+        const state = states.read(entry.key);
+        const oneAtATime = state !== undefined && concurrencyLimit(state, router.policyOf(entry.key)) === 1;
         const nextAt = oneAtATime
             ? Math.max(reservation.armedNextDispatchAt, now + SHARED_LEASE_MS)
             : reservation.armedNextDispatchAt;

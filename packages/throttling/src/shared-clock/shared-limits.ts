@@ -1,4 +1,5 @@
 import type { DomainStateStore } from '../pacing/domain-state-store';
+import { concurrencyLimit } from '../pacing/readiness-decision';
 import type { DomainQueue } from '../core/domain-queue';
 import type { ScopeRouter } from '../scopes/scope-router';
 import type { MaybePromise, Outcome } from '../core/maybe-promise';
@@ -75,7 +76,8 @@ export class SharedLimits {
     slotWant(key: string): SharedWant | undefined {
         const { shared, states, router } = this.options;
         if (!shared?.acquireSlot || !shared.releaseSlot) return undefined;
-        const limit = states.read(key)?.concurrencyLimit(router.policyOf(key));
+        const state = states.read(key);
+        const limit = state && concurrencyLimit(state, router.policyOf(key));
         return limit !== undefined && Number.isFinite(limit) ? { key, limit } : undefined;
     }
 
