@@ -79,6 +79,9 @@ describe.each(crawlers)(
             expect(handled.map((h) => h.errorScore)).toEqual(handled.map(() => 0));
 
             expect(await throttler.isFinished()).toBe(true);
-        });
+            // Room for the pace: a share of one half refused reads as a one-token bucket paced too
+            // fast, so the learner cuts after each refusal (about 30 s for these 6 pages; see
+            // docs/rampup.md). What is checked here is that nothing is lost or spent, not the time.
+        }, 150_000);
     },
 );

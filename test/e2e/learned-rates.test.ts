@@ -86,11 +86,12 @@ describe('starting from what the last run learned, against polite-web', () => {
         expect(first.refused).toBeGreaterThanOrEqual(1);
         // Paced from its first request at about the learned rate, and refused less.
         const learnedGapMs = 1000 / first.learned!;
-        // Gaps are read at the server: an arrival late by event-loop lag shortens the gap after it by
-        // as much, so each gap gets a wide margin and each two in a row (whose sum lag leaves alone) a
-        // narrow one. Unpaced, the first gaps are under 300 ms; learned, about 500.
+        // Gaps are read at the server: an arrival late by event-loop lag (or, for the first request,
+        // by opening the connection) shortens the gap after it by as much, so each gap gets a wide
+        // margin and each two in a row (whose sum lag leaves alone) a narrow one. Unpaced, the first
+        // gaps are 15-30 ms; learned, about 550 (one was 366 under a loaded CI run).
         const early = second.gaps.slice(0, 3);
-        expect(Math.min(...early)).toBeGreaterThanOrEqual(learnedGapMs * 0.75);
+        expect(Math.min(...early)).toBeGreaterThanOrEqual(learnedGapMs * 0.5);
         for (let i = 1; i < early.length; i++)
             expect(early[i - 1] + early[i]).toBeGreaterThanOrEqual(2 * learnedGapMs * 0.9);
         expect(second.refused).toBeLessThan(first.refused);
