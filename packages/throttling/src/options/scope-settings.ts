@@ -50,8 +50,9 @@ export interface ScopeSettings {
      */
     maxDelaySecs?: number;
     /**
-     * After this long without a trigger, the raised pacing steps down one factor (and again after each
-     * further quiet window) towards the configured pacing.
+     * The longest quiet window: the raised pacing steps down one factor towards the configured pacing
+     * after three of its own intervals without a trigger, or after this long if that is sooner (and
+     * again after each further quiet window).
      * @default 60
      */
     backoffWindowSecs?: number;
