@@ -53,4 +53,20 @@ describe('backoff recovery without rampup', () => {
         await r.manager.reclaimRequest(request);
         await expect(r.manager.isFinished()).rejects.toBeInstanceOf(PersistentRateLimitError);
     });
+
+    test('without a delaySecs, the raised pacing waits out the whole window: a site told nothing is not met at full speed again', async () => {
+        // B1's sites: 5 req/s, burst 2, bare 429s. With no configured pace to return to, stepping down
+        // after a few raised intervals sent the crawl back at full speed and had 20 % refused.
+        const sites: SimSite[] = [0, 1, 2, 3].map((i) => ({
+            host: `s${i}.example`,
+            rate: 5,
+            burst: 2,
+            latencyMs: 50,
+            refusal: { status: 429, retryAfter: 'none' },
+        }));
+        const r = await simulateCrawl(sites, 60, { rampup: false }, 40, 600_000);
+        const arrivals = [...r.arrivals.values()].flat();
+        expect(r.done).toBe(240);
+        expect(arrivals.filter((a) => a.refused).length / arrivals.length).toBeLessThanOrEqual(0.05);
+    });
 });

@@ -4,7 +4,9 @@ import type { ResolvedPolicy } from './policy';
 import type { BackoffPolicy } from './domain-state-types';
 
 /** What the decay of raised pacing reads of a policy (both the pacing and the backoff policy have it). */
-export type DecayPolicy = Partial<Pick<ResolvedPolicy, 'backoffFactor' | 'backoffWindowMs' | 'backoffMinDelayMs'>>;
+export type DecayPolicy = Partial<
+    Pick<ResolvedPolicy, 'backoffFactor' | 'backoffWindowMs' | 'backoffMinDelayMs' | 'delayMs'>
+>;
 
 /** Exponent cap: 2^20 × base is far beyond any sane cap, and keeps the arithmetic finite. */
 export const MAX_BACKOFF_EXPONENT = 20;
@@ -63,7 +65,7 @@ const QUIET_INTERVALS_PER_STEP = 3;
 
 /**
  * The pacing raised by backoff triggers, `penaltyMs` as set at `lastTriggerAt`, at `now`: it steps
- * down one factor per quiet window, a window lasting `QUIET_INTERVALS_PER_STEP` intervals of the
+ * down one factor per quiet window; with a configured delay, a window lasts `QUIET_INTERVALS_PER_STEP` intervals of the
  * pacing in force, at most `backoffWindowMs`; once below the least backoff the configured pacing
  * takes over again (0).
  */
@@ -72,11 +74,14 @@ export function decayedPenalty(penaltyMs: number, lastTriggerAt: number, now: nu
     const windowMs = policy.backoffWindowMs ?? DEFAULTS.backoffWindowSecs * 1000;
     const factor = policy.backoffFactor ?? DEFAULTS.backoffFactor;
     const least = Math.max(1, policy.backoffMinDelayMs ?? 0);
+    // Only a pace the user set is one the site is known to take: with none, there is nothing to
+    // return to quickly, and each step waits the whole window.
+    const told = (policy.delayMs ?? 0) > 0;
     let quietMs = Math.max(0, now - lastTriggerAt);
     let pacing = penaltyMs;
     // 64 steps take any pacing below 1 ms unless the factor is 1, which never steps down.
     for (let step = 0; step < 64; step++) {
-        const stepMs = Math.min(windowMs, QUIET_INTERVALS_PER_STEP * pacing);
+        const stepMs = told ? Math.min(windowMs, QUIET_INTERVALS_PER_STEP * pacing) : windowMs;
         if (quietMs < stepMs) return pacing;
         quietMs -= stepMs;
         pacing /= factor;
