@@ -33,7 +33,10 @@ export type SimLimiter =
  * - `refuseAfterLatency`: refusals come after the full latency, as from an application, not an edge;
  * - `changes`: the bucket's rate changes mid-crawl (ms after the start);
  * - `jitterMs`: each answer comes up to this much later, drawn from a fixed sequence (a loaded
- *   machine's event loop: noise in response times that no queue at the site caused).
+ *   machine's event loop: noise in response times that no queue at the site caused);
+ * - `lateArrivals`: these requests (1 for the first to arrive) reach the site `byMs` after they were
+ *   sent (a slow network path once in a while): the next one, on time, may find a bucket paced
+ *   just under its rate not yet refilled, and be refused.
  */
 export type SimSite = SiteOptions & {
     limiter?: SimLimiter;
@@ -41,6 +44,7 @@ export type SimSite = SiteOptions & {
     refuseEvery?: number;
     refuseAfterLatency?: boolean;
     changes?: { atMs: number; rate: number }[];
+    lateArrivals?: { requests: number[]; byMs: number };
 };
 
 /** One answer of a site: when it arrives, refused or not, status and headers. */
@@ -109,9 +113,11 @@ export class SiteModel {
         }
     }
 
-    /** A request arrives at `now`. */
-    arrive(now: number): SimAnswer {
+    /** A request sent at `sentAt` arrives (at once, unless `lateArrivals` delays it). */
+    arrive(sentAt: number): SimAnswer {
         this.arrivals += 1;
+        const late = this.site.lateArrivals;
+        const now = late?.requests.includes(this.arrivals) ? sentAt + late.byMs : sentAt;
         this.applyChanges(now);
         const answer = this.decide(now);
         if (!answer.refused && this.site.refuseEvery !== undefined && this.arrivals % this.site.refuseEvery === 0)

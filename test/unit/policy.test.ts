@@ -203,7 +203,7 @@ describe('policy: backoff triggers, factor and recovery', () => {
         expect(waits).toEqual([1000, 3000, 9000, 20000]);
     });
 
-    test('recovery: after each quiet window the raised pacing steps down one factor towards the configured delay', async () => {
+    test('recovery: after each quiet window of three of its own intervals the raised pacing steps down one factor towards the configured delay', async () => {
         const { manager, clock } = setup({
             baseDelaySecs: 1,
             backoffWindowSecs: 60,
@@ -217,10 +217,25 @@ describe('policy: backoff triggers, factor and recovery', () => {
             return snap(manager, 'a.com');
         };
         expect(at(10_000)).toMatchObject({ intervalMs: 8000, intervalReason: 'backoff' });
-        expect(at(60_000).intervalMs).toBe(4000);
-        expect(at(120_000).intervalMs).toBe(2000);
-        expect(at(180_000).intervalMs).toBe(1000);
-        expect(at(240_000)).toMatchObject({ intervalMs: 250, intervalReason: 'configured' });
+        expect(at(23_999).intervalMs).toBe(8000);
+        expect(at(24_000).intervalMs).toBe(4000); // 3 x 8 s
+        expect(at(36_000).intervalMs).toBe(2000); // + 3 x 4 s
+        expect(at(42_000).intervalMs).toBe(1000); // + 3 x 2 s
+        expect(at(45_000)).toMatchObject({ intervalMs: 250, intervalReason: 'configured' }); // 0.5 s < 1 s
+    });
+
+    test('recovery: a quiet window is at most backoffWindowSecs, so long raised pacing steps down once per window', async () => {
+        const { manager, clock } = setup({ baseDelaySecs: 1, backoffWindowSecs: 60, rampup: false });
+        const t0 = clock.now();
+        manager.recordPacingSignal({ reason: 'rateLimited', url: 'https://a.com/', waitMs: 40_000 });
+        const at = (ms: number) => {
+            clock.set(t0 + ms);
+            return snap(manager, 'a.com').intervalMs;
+        };
+        expect(at(59_999)).toBe(40_000);
+        expect(at(60_000)).toBe(20_000);
+        expect(at(119_999)).toBe(20_000);
+        expect(at(120_000)).toBe(10_000);
     });
 
     test('a new trigger while raised multiplies the pacing instead of starting over', async () => {

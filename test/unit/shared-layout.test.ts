@@ -365,7 +365,7 @@ describe("queueLayout 'shared': idle domains are evicted past maxThrottledDomain
             await drain(manager, clock, 1, 0);
         }
         expect(domainsOf(manager)).toContain('x.com');
-        // The raised pacing (5 s) decays one step per quiet minute, below the least backoff (2 s) after two.
+        // Two minutes on, its backoff and anything it raised have long lapsed: it is at rest.
         clock.advance(121_000);
         await add(manager, ['https://d4.com/1']);
         await drain(manager, clock, 1, 0);

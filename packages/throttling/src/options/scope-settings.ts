@@ -50,8 +50,9 @@ export interface ScopeSettings {
      */
     maxDelaySecs?: number;
     /**
-     * After this long without a trigger, the raised pacing steps down one factor (and again after each
-     * further quiet window) towards the configured pacing.
+     * The quiet window: the raised pacing steps down one factor towards the configured pacing after
+     * this long without a trigger (and again after each further window). With a `delaySecs` set, a
+     * window lasts three intervals of the raised pacing, or this long if that is sooner.
      * @default 60
      */
     backoffWindowSecs?: number;

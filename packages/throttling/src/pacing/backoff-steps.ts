@@ -4,7 +4,9 @@ import type { ResolvedPolicy } from './policy';
 import type { BackoffPolicy } from './domain-state-types';
 
 /** What the decay of raised pacing reads of a policy (both the pacing and the backoff policy have it). */
-export type DecayPolicy = Partial<Pick<ResolvedPolicy, 'backoffFactor' | 'backoffWindowMs' | 'backoffMinDelayMs'>>;
+export type DecayPolicy = Partial<
+    Pick<ResolvedPolicy, 'backoffFactor' | 'backoffWindowMs' | 'backoffMinDelayMs' | 'delayMs'>
+>;
 
 /** Exponent cap: 2^20 × base is far beyond any sane cap, and keeps the arithmetic finite. */
 export const MAX_BACKOFF_EXPONENT = 20;
@@ -52,18 +54,40 @@ function firstBackoffMs(policy: BackoffPolicy, safeRate: number): number {
 }
 
 /**
+ * How long raised pacing holds before each step down, in intervals of itself: the backoff and two
+ * requests at the raised pace with no refusal are what says the site is served again, whatever its
+ * rate. A site refused once by bad luck (an arrival a few ms early at a bucket paced just under its
+ * rate) is back at its configured pace seconds later, not minutes; a site that keeps refusing is
+ * refused again within this many intervals of the last trigger (its backoff is about one), so its
+ * pacing keeps growing. `backoffWindowSecs` caps the window, so long raised pacing decays as before.
+ */
+const QUIET_INTERVALS_PER_STEP = 3;
+
+/**
  * The pacing raised by backoff triggers, `penaltyMs` as set at `lastTriggerAt`, at `now`: it steps
- * down one factor per full quiet window, and once below the least backoff the configured pacing
+ * down one factor per quiet window; with a configured delay, a window lasts `QUIET_INTERVALS_PER_STEP` intervals of the
+ * pacing in force, at most `backoffWindowMs`; once below the least backoff the configured pacing
  * takes over again (0).
  */
 export function decayedPenalty(penaltyMs: number, lastTriggerAt: number, now: number, policy: DecayPolicy): number {
     if (penaltyMs <= 0) return 0;
     const windowMs = policy.backoffWindowMs ?? DEFAULTS.backoffWindowSecs * 1000;
     const factor = policy.backoffFactor ?? DEFAULTS.backoffFactor;
-    const quietWindows = windowMs > 0 ? Math.floor(Math.max(0, now - lastTriggerAt) / windowMs) : Infinity;
-    if (quietWindows === 0) return penaltyMs;
-    const decayed = penaltyMs / factor ** Math.min(quietWindows, 64);
-    return decayed < (policy.backoffMinDelayMs ?? 0) || decayed < 1 ? 0 : decayed;
+    const least = Math.max(1, policy.backoffMinDelayMs ?? 0);
+    // Only a pace the user set is one the site is known to take: with none, there is nothing to
+    // return to quickly, and each step waits the whole window.
+    const told = (policy.delayMs ?? 0) > 0;
+    let quietMs = Math.max(0, now - lastTriggerAt);
+    let pacing = penaltyMs;
+    // 64 steps take any pacing below 1 ms unless the factor is 1, which never steps down.
+    for (let step = 0; step < 64; step++) {
+        const stepMs = told ? Math.min(windowMs, QUIET_INTERVALS_PER_STEP * pacing) : windowMs;
+        if (quietMs < stepMs) return pacing;
+        quietMs -= stepMs;
+        pacing /= factor;
+        if (pacing < least) return 0;
+    }
+    return pacing;
 }
 
 /**
