@@ -67,6 +67,7 @@ export function resolveThrottlingOptions(
         minCrawlDelayMs: (o.minCrawlDelaySecs ?? DEFAULTS.minCrawlDelaySecs) * 1000,
         maxDomainStallMs: (o.maxDomainStallSecs ?? DEFAULTS.maxDomainStallSecs) * 1000,
         ...resolveLayout(o, storage.sharedAcrossProcesses === true),
+        storageSharedLive: storage.sharedAcrossProcesses === true,
         persistStateKey: o.persistStateKey ?? DEFAULTS.persistStateKey,
         requestManagerOpener: o.requestManagerOpener,
         clock: o.clock ?? systemClock,

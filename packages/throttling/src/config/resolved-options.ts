@@ -32,6 +32,8 @@ export interface ResolvedThrottlingOptions {
     maxDomainStallMs: number;
     maxThrottledDomains: number;
     queueLayout: QueueLayout;
+    /** The crawl's storage is shared live by several processes (see `storageSharedAcrossProcesses`). */
+    storageSharedLive: boolean;
     frontierWindow: number;
     frontierWindowPerDomain: number;
     persistStateKey: string;

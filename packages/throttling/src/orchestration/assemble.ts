@@ -381,6 +381,7 @@ function buildSignals(core: Core, flow: ReturnType<typeof buildFlow>) {
         tidy: (at) => layout.tidy(at),
         windowed: (entry) => layout.windowed(entry),
         idle: () => wake.schedule(),
+        sharedLive: options.storageSharedLive,
     });
     return { recorder, responses, completions, probe, clocksChanged: changed };
 }

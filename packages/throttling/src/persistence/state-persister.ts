@@ -210,8 +210,22 @@ export class StatePersister {
         const { registry } = this.deps;
         const entry = this.remember(key);
         const queue = await registry.open(entry);
-        // Without queue metadata on disk the pending count includes handled requests: ask the queue.
-        if (!(await queue.isEmpty())) entry.queued += Math.max(1, queue.getPendingCount());
+        if (this.deps.options.storageSharedLive) {
+            // Asking a shared queue whether it is empty locks its head for this process (Crawlee
+            // locks up to 25), where the processes already crawling it could not take them: read
+            // the stored count instead, and let the first fetch lock what this process can send.
+            if (await pendingInStorage(queue)) entry.queued += 1;
+        } else if (!(await queue.isEmpty())) {
+            // Without queue metadata on disk the pending count includes handled requests: ask the queue.
+            entry.queued += Math.max(1, queue.getPendingCount());
+        }
         this.deps.restored(entry);
     }
+}
+
+/** Whether a queue's storage counts requests not yet handled (any process's, locked or not), without locking any. */
+async function pendingInStorage(queue: object): Promise<boolean> {
+    const info = queue as { getInfo?: () => Promise<{ pendingRequestCount?: number } | undefined> };
+    if (typeof info.getInfo !== 'function') return true;
+    return ((await info.getInfo())?.pendingRequestCount ?? 1) > 0;
 }

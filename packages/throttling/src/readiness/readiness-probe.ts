@@ -28,7 +28,17 @@ export interface ReadinessProbeDeps {
     windowed(entry: DomainQueue): number;
     /** Nothing can be fetched now: arms the wake-up for when held-back work becomes ready. */
     idle(): void;
+    /** The storage is shared live by several processes: others add to our domains' queues. */
+    sharedLive?: boolean;
 }
+
+/**
+ * On storage shared live, how often an idle poll asks the domain queues this process counts nothing
+ * for whether others added to them. Other processes' links land in these queues unannounced; a
+ * process that waited until it ran dry would leave its free slots idle beside them. A quarter
+ * second keeps that idle time under a page's usual latency at a storage call per quiet queue.
+ */
+export const SHARED_SWEEP_MS = 250;
 
 /**
  * Tells where the crawl stands without blocking: ready > stalled > waiting > finished. Runs on every
@@ -36,6 +46,9 @@ export interface ReadinessProbeDeps {
  * platform) only before calling that domain stalled or the crawl finished.
  */
 export class ReadinessProbe {
+    // When the quiet queues were last asked for work other processes added (storage shared live).
+    private sweptAt = -Infinity;
+
     constructor(private readonly deps: ReadinessProbeDeps) {}
 
     /** Whether nothing can be fetched now, though work may still wait for a clock. */
@@ -43,6 +56,11 @@ export class ReadinessProbe {
         const now = this.deps.clock.now();
         this.deps.tidy(now);
         if (this.deps.scheduler.firstReady(now)) return false;
+        if (this.deps.sharedLive && now - this.sweptAt >= SHARED_SWEEP_MS) {
+            this.sweptAt = now;
+            await this.uncountedWork(now, true);
+            if (this.deps.scheduler.firstReady(now)) return false;
+        }
         const empty = !(await this.deps.innerServable());
         if (empty) this.deps.idle();
         return empty;
@@ -94,20 +112,22 @@ export class ReadinessProbe {
     }
 
     /**
-     * Before calling the crawl finished, asks the quiet queues whether they hold work we did not count
-     * (locked by a dead process, or added behind our back), and schedules what they hold.
+     * Asks the quiet queues whether they hold work we did not count (locked by a dead process, or
+     * added behind our back), and schedules what they hold: before calling the crawl finished, and
+     * with `busyToo` on an idle poll of shared storage, where domains with requests in flight count
+     * as quiet too and only work this process could lock counts as found.
      */
-    private async uncountedWork(now: number): Promise<DomainQueue[]> {
+    private async uncountedWork(now: number, busyToo = false): Promise<DomainQueue[]> {
         // A queue still receiving a batch is counted as each part lands: it is waiting, not holding
         // uncounted work (its storage would say unfinished while nothing is pending yet).
         const quiet = [...this.deps.registry.all()].filter(
-            (e) => e.opened && e.queued === 0 && this.inFlight(e) === 0 && !this.deps.landing(e.opened),
+            (e) => e.opened && e.queued === 0 && (busyToo || this.inFlight(e) === 0) && !this.deps.landing(e.opened),
         );
         const verdicts = await Promise.all(quiet.map(async (e) => ({ e, finished: await e.opened!.isFinished() })));
-        const found = verdicts.filter((v) => !v.finished).map((v) => v.e);
+        const found = verdicts.filter((v) => !v.finished && (!busyToo || lockedHere(v.e) > 0)).map((v) => v.e);
         for (const entry of found) {
             // Probe it again once its clocks allow.
-            entry.queued = Math.max(1, entry.opened!.getPendingCount());
+            entry.queued = busyToo ? lockedHere(entry) : Math.max(1, entry.opened!.getPendingCount());
             this.deps.scheduler.touch(entry, now);
         }
         return found;
@@ -136,4 +156,13 @@ function holdsAny(entry: DomainQueue, windowed: number): boolean {
 async function holdsWork(entry: DomainQueue, windowed: number): Promise<boolean> {
     if (windowed > 0) return true;
     return entry.opened !== undefined && !(await entry.opened.isFinished());
+}
+
+/**
+ * Requests a domain queue's head holds locked for this process (a `DomainRequestQueue`); a queue of
+ * another kind (a user's opener) says nothing, and any unfinished one counts as holding one.
+ */
+function lockedHere(entry: DomainQueue): number {
+    const queue = entry.opened as { heldLocally?: () => number } | undefined;
+    return typeof queue?.heldLocally === 'function' ? queue.heldLocally() : 1;
 }
