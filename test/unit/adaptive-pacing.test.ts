@@ -3,6 +3,7 @@ import { ThrottlingRequestManager } from 'crawlee-throttling';
 import type { ThrottlingRequestManagerOptions } from 'crawlee-throttling';
 import { PaceLearner } from '../../packages/throttling/src/pacing/pace-learner';
 import { DomainState } from '../../packages/throttling/src/pacing/domain-state';
+import { restoreState, saveState } from '../../packages/throttling/src/pacing/domain-state-codec';
 import { UNLIMITED } from '../../packages/throttling/src/pacing/domain-state-types';
 import { resolveRampup } from '../../packages/throttling/src/pacing/policy';
 import { simulateCrawl } from '../helpers/rate-limited-sim';
@@ -192,12 +193,12 @@ describe('rampup option', () => {
         const state = new DomainState('a.example');
         state.dispatch(0, 0, { ...UNLIMITED, rampup: resolveRampup(true) });
         expect(state.rampupState).toBeInstanceOf(PaceLearner);
-        expect(DomainState.fromJSON(JSON.parse(JSON.stringify(state)))!.rampupState).toBeInstanceOf(PaceLearner);
+        expect(restoreState(JSON.parse(JSON.stringify(saveState(state))))!.rampupState).toBeInstanceOf(PaceLearner);
         const old = {
-            ...JSON.parse(JSON.stringify(state)),
+            ...JSON.parse(JSON.stringify(saveState(state))),
             rampup: { rate: 4, safeRate: 3, unsafeRate: 5, windowStart: 0 },
         };
-        const restored = DomainState.fromJSON(old)!.rampupState!;
+        const restored = restoreState(old)!.rampupState!;
         expect(restored).toBeInstanceOf(PaceLearner);
         expect(restored.rate).toBe(3);
         expect(PaceLearner.fromJSON({ ...state.rampupState!.toJSON(), rate: 'fast' })).toBeUndefined();

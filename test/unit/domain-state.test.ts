@@ -1,7 +1,7 @@
 import { DomainState } from '../../packages/throttling/src/pacing/domain-state';
 import { isReady, readyAt } from '../../packages/throttling/src/pacing/readiness-decision';
 import { MAX_BACKOFF_EXPONENT, STALL_DISPATCH_SLACK_MS } from '../../packages/throttling/src/pacing/backoff-steps';
-import { NUMERIC_FIELDS } from '../../packages/throttling/src/pacing/domain-state-types';
+import { NUMERIC_FIELDS, restoreState, saveState } from '../../packages/throttling/src/pacing/domain-state-codec';
 
 const policy = { backoffMinDelayMs: 2_000, backoffMaxDelayMs: 60_000 };
 const T0 = 1_000_000;
@@ -98,7 +98,7 @@ describe('DomainState: backoff', () => {
         const o = s.recordRateLimit(T0, 3_600_000, policy);
         expect(o.waitMs).toBe(60_000);
         expect(o.cappedFrom).toEqual({ source: 'retry-after', requestedMs: 3_600_000 });
-        const e = DomainState.fromJSON({ domain: 'b.com', backoffExponent: 10, decayAt: T0 + 10_000_000 })!;
+        const e = restoreState({ domain: 'b.com', backoffExponent: 10, decayAt: T0 + 10_000_000 })!;
         const oe = e.recordRateLimit(T0, undefined, policy);
         expect(oe.waitMs).toBe(60_000);
         expect(oe.cappedFrom?.source).toBe('exponential');
@@ -192,34 +192,61 @@ describe('DomainState: persistence shape', () => {
         const s = new DomainState('a.com');
         s.setCrawlDelay(250);
         s.recordRateLimit(T0, 3_000, policy);
-        const back = DomainState.fromJSON(JSON.parse(JSON.stringify(s)));
-        expect(back?.toJSON()).toEqual(s.toJSON());
+        const back = restoreState(JSON.parse(JSON.stringify(saveState(s))));
+        expect(saveState(back!)).toEqual(saveState(s));
     });
 
     test('rejects wrong shapes', () => {
-        expect(DomainState.fromJSON(null)).toBeUndefined();
-        expect(DomainState.fromJSON({ domain: '' })).toBeUndefined();
-        expect(DomainState.fromJSON({ domain: 'a.com', backoffUntil: 'soon' })).toBeUndefined();
-        expect(DomainState.fromJSON({ domain: 'a.com', backoffUntil: -1 })).toBeUndefined();
+        expect(restoreState(null)).toBeUndefined();
+        expect(restoreState({ domain: '' })).toBeUndefined();
+        expect(restoreState({ domain: 'a.com', backoffUntil: 'soon' })).toBeUndefined();
+        expect(restoreState({ domain: 'a.com', backoffUntil: -1 })).toBeUndefined();
         // A missing number is 0; one written as null is not a number either.
-        expect(DomainState.fromJSON({ domain: 'a.com', backoffUntil: null })).toBeUndefined();
+        expect(restoreState({ domain: 'a.com', backoffUntil: null })).toBeUndefined();
     });
 
     test('writes every field in the saved order, and a state never refused or limited saves them as 0', () => {
         const s = new DomainState('a.com');
         s.dispatch(T0, 0);
-        expect(Object.keys(s.toJSON())).toEqual(['domain', ...NUMERIC_FIELDS]);
+        expect(Object.keys(saveState(s))).toEqual(['domain', ...NUMERIC_FIELDS]);
         const refused = new DomainState('b.com');
         refused.recordRateLimit(T0, 3_000, policy);
         refused.spend(T0, 1, { limit: 5, windowMs: 60_000 });
         refused.noteNetworkError();
-        expect(Object.keys(refused.toJSON())).toEqual(['domain', ...NUMERIC_FIELDS]);
-        expect(s.toJSON()).toMatchObject({ backoffUntil: 0, refusals: 0, quotaSpent: 0, consecutiveErrors: 0 });
-        expect(refused.toJSON()).toMatchObject({
+        expect(Object.keys(saveState(refused))).toEqual(['domain', ...NUMERIC_FIELDS]);
+        expect(saveState(s)).toMatchObject({ backoffUntil: 0, refusals: 0, quotaSpent: 0, consecutiveErrors: 0 });
+        expect(saveState(refused)).toMatchObject({
             backoffUntil: T0 + 3_000,
             refusals: 1,
             quotaSpent: 1,
             consecutiveErrors: 1,
         });
+    });
+
+    test('keeps the saved key order that records already written have', () => {
+        expect(NUMERIC_FIELDS).toEqual([
+            'crawlDelayMs',
+            'nextDispatchAt',
+            'backoffUntil',
+            'backoffExponent',
+            'lastBackoffMs',
+            'decayAt',
+            'refusingSince',
+            'lastRefusalAt',
+            'stallMs',
+            'lastImposedMs',
+            'penaltyMs',
+            'lastTriggerAt',
+            'announcedIntervalMs',
+            'announcedUntil',
+            'quotaWindowStart',
+            'quotaSpent',
+            'dispatched',
+            'refusals',
+            'handled',
+            'consecutiveErrors',
+            'backedOffMs',
+            'freeRetries',
+        ]);
     });
 });

@@ -4,6 +4,7 @@ import { RequestQueue } from '@crawlee/core';
 import { ManualClock } from 'crawlee-throttling';
 import { DomainState } from '../../packages/throttling/src/pacing/domain-state';
 import type { DomainStateData } from '../../packages/throttling/src/pacing/domain-state';
+import { adoptSavedState, restoreState } from '../../packages/throttling/src/pacing/domain-state-codec';
 import { resolvePolicy } from '../../packages/throttling/src/pacing/policy';
 import type { RestViews } from '../../packages/throttling/src/layout/at-rest';
 import { isAtRest } from '../../packages/throttling/src/layout/at-rest';
@@ -147,7 +148,7 @@ describe('isAtRest: when an idle domain may be forgotten', () => {
     const state = () => new DomainState('a.com');
     // Gives a state the fields of a saved one (the fields no method sets directly).
     const saved = (s: DomainState, fields: Partial<DomainStateData>) =>
-        s.adopt(DomainState.fromJSON({ domain: s.domain, ...fields })!, now, Number.POSITIVE_INFINITY);
+        adoptSavedState(s, restoreState({ domain: s.domain, ...fields })!, now, Number.POSITIVE_INFINITY);
 
     /** A domain and the owners of what else is kept of it: the window, the scheduler and the origin gate's books. */
     function domain() {

@@ -1,4 +1,5 @@
 import { DomainState } from '../../packages/throttling/src/pacing/domain-state';
+import { saveState } from '../../packages/throttling/src/pacing/domain-state-codec';
 import { isReady } from '../../packages/throttling/src/pacing/readiness-decision';
 import { MAX_BACKOFF_EXPONENT } from '../../packages/throttling/src/pacing/backoff-steps';
 import {
@@ -28,7 +29,7 @@ function validRecord(): PersistedThrottlingState {
         savedAt: T0 + 60_000,
         floorMs: 400,
         domains: ['a.test', 'b.test', '::1'],
-        states: { 'a.test': a.toJSON(), 'b.test': b.toJSON() },
+        states: { 'a.test': saveState(a), 'b.test': saveState(b) },
     };
 }
 
@@ -54,7 +55,7 @@ describe('parsePersistedState: a valid record', () => {
         expect(parsed.states).toHaveLength(2);
         for (const state of parsed.states) {
             expect(state).toBeInstanceOf(DomainState);
-            expect(state.toJSON()).toEqual(record.states[state.domain]);
+            expect(saveState(state)).toEqual(record.states[state.domain]);
         }
         // The backoff survives as an absolute deadline.
         const a = parsed.states.find((s) => s.domain === 'a.test')!;
@@ -97,7 +98,7 @@ describe('parsePersistedState: a valid record', () => {
             states: { 'a.test': { domain: 'a.test', backoffUntil: T0 } },
         });
         if (!parsed?.ok) throw new Error(`expected ok, got ${JSON.stringify(parsed)}`);
-        expect(parsed.states[0].toJSON()).toEqual({ ...new DomainState('a.test').toJSON(), backoffUntil: T0 });
+        expect(saveState(parsed.states[0])).toEqual({ ...saveState(new DomainState('a.test')), backoffUntil: T0 });
     });
 
     test('an absurd backoff exponent is clamped, not trusted', () => {

@@ -1,7 +1,7 @@
 import { Configuration, Dataset, KeyValueStore } from '@crawlee/core';
 import type { KeyValueStoreClient } from '@crawlee/types';
 
-import { describeRedis, uniquePrefix } from '../helpers/redis';
+import { describeRedis, testRedis, uniquePrefix } from '../helpers/redis';
 import type { StorageUnderTest } from '../helpers/redis-storage';
 import { memoryStorage, redisStorage } from '../helpers/redis-storage';
 
@@ -61,4 +61,43 @@ describe('stores and datasets on memory-storage', () => behaviours(memoryStorage
 
 describeRedis('stores and datasets on RedisStorageClient', () => {
     behaviours(() => redisStorage(uniquePrefix('rs-kv')));
+
+    it('answers, renames and deletes a store and a dataset through their clients', async () => {
+        const under = redisStorage(uniquePrefix('rs-kv'));
+        const client = under.client();
+        const redis = testRedis();
+        const kinds = [
+            {
+                collection: client.keyValueStores(),
+                open: (id: string) => client.keyValueStore(id),
+                fill: (id: string) => client.keyValueStore(id).setRecord({ key: 'k', value: { n: 1 } }),
+            },
+            {
+                collection: client.datasets(),
+                open: (id: string) => client.dataset(id),
+                fill: (id: string) => client.dataset(id).pushItems({ n: 1 }),
+            },
+        ];
+        try {
+            for (const { collection, open, fill } of kinds) {
+                const { id } = await collection.getOrCreate('first-name');
+                await fill(id);
+                const storage = open(id);
+                await expect(storage.get()).resolves.toMatchObject({ id, name: 'first-name' });
+                await expect(storage.update({ name: 'second-name' })).resolves.toMatchObject({
+                    id,
+                    name: 'second-name',
+                });
+                await expect(collection.getOrCreate('second-name')).resolves.toMatchObject({ id });
+                await storage.delete();
+                await expect(storage.get()).resolves.toBeUndefined();
+                // Every key of the storage is gone, not only its metadata.
+                await expect(redis.keys(`*${id}*`)).resolves.toEqual([]);
+                await expect(storage.update({ name: 'third-name' })).rejects.toThrow(/does not exist/);
+            }
+        } finally {
+            await redis.quit();
+            await under.close();
+        }
+    });
 });

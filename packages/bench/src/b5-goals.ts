@@ -1,5 +1,6 @@
 import type { FamilyKind } from './family-mixes';
-import { type FamilySiteRun, median } from './family-score';
+import type { FamilySiteRun } from './family-score';
+import { median } from './stats';
 import type { MixResult, MixRun } from './mix-family';
 
 /**

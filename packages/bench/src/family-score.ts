@@ -1,6 +1,7 @@
 import type { LogEntry } from '@crawlee-throttling/polite-web';
 
 import type { FamilyKind, FamilyMix } from './family-mixes';
+import { median } from './stats';
 
 /** Response times are compared with at least this much, so a site answering in 1 ms does not turn 2 ms into 2×. */
 export const RESPONSE_FLOOR_MS = 50;
@@ -35,13 +36,6 @@ export interface FamilyRunScore {
     /** The worst site's response ratio. */
     responseRatio: number;
     sites: FamilySiteRun[];
-}
-
-export function median(values: readonly number[]): number {
-    if (values.length === 0) return NaN;
-    const sorted = [...values].sort((a, b) => a - b);
-    const mid = Math.floor(sorted.length / 2);
-    return sorted.length % 2 ? sorted[mid] : (sorted[mid - 1] + sorted[mid]) / 2;
 }
 
 const isRefusal = (e: LogEntry) => e.refused === true || e.status === 429 || e.status === 503;

@@ -4,6 +4,7 @@ import { RESPONSE_FLOOR_MS } from './family-score';
 import type { MixContenderId, MixFamilySizes, MixResult, MixRun } from './mix-family';
 import { MIX_CRAWLER } from './mix-family';
 import { mdTable } from './markdown';
+import { median } from './stats';
 
 const NAMES: Record<MixContenderId, string> = {
     plain: '(a) plain Crawlee',
@@ -16,13 +17,7 @@ const pct = (x: number) => (Number.isFinite(x) ? `${(x * 100).toFixed(1)} %` : '
 const times = (x: number) => (Number.isFinite(x) ? `${x.toFixed(2)}×` : 'n/a');
 
 /** Median of the finite values (NaN when none). */
-export function median(values: readonly number[]): number {
-    const finite = values.filter(Number.isFinite);
-    if (finite.length === 0) return NaN;
-    const sorted = [...finite].sort((a, b) => a - b);
-    const mid = Math.floor(sorted.length / 2);
-    return sorted.length % 2 ? sorted[mid] : (sorted[mid - 1] + sorted[mid]) / 2;
-}
+const finiteMedian = (values: readonly number[]): number => median(values.filter(Number.isFinite));
 
 /** The worst of the finite values: the largest, or the smallest when `low` is worse (NaN when none). */
 export function worst(values: readonly number[], low = false): number {
@@ -57,10 +52,10 @@ export function summarize(results: readonly MixResult[], contender: MixContender
     const response = pairs.map(({ run }) => run.responseRatio);
     return {
         contender,
-        completed: [median(completed), worst(completed, true)],
-        refused: [median(refused), worst(refused)],
-        vsOracle: [median(vsOracle), worst(vsOracle)],
-        response: [median(response), worst(response)],
+        completed: [finiteMedian(completed), worst(completed, true)],
+        refused: [finiteMedian(refused), worst(refused)],
+        vsOracle: [finiteMedian(vsOracle), worst(vsOracle)],
+        response: [finiteMedian(response), worst(response)],
         capped: pairs.filter(({ run }) => run.timedOut).length,
     };
 }
@@ -94,10 +89,10 @@ export function summarizeKind(
         kind,
         contender,
         sites: sites.length,
-        completed: [median(completed), worst(completed, true)],
-        refused: [median(refused), worst(refused)],
-        vsOracle: [median(vsOracle), worst(vsOracle)],
-        response: [median(response), worst(response)],
+        completed: [finiteMedian(completed), worst(completed, true)],
+        refused: [finiteMedian(refused), worst(refused)],
+        vsOracle: [finiteMedian(vsOracle), worst(vsOracle)],
+        response: [finiteMedian(response), worst(response)],
         maxInFlight: Math.max(...sites.map(({ s }) => s.maxInFlight)),
     };
 }

@@ -6,6 +6,14 @@ export function percentile(values: readonly number[], p: number): number {
     return sorted[rank - 1];
 }
 
+/** Median of a list of numbers (the mean of the middle two of an even count); NaN when empty. */
+export function median(values: readonly number[]): number {
+    if (values.length === 0) return NaN;
+    const sorted = [...values].sort((a, b) => a - b);
+    const mid = Math.floor(sorted.length / 2);
+    return sorted.length % 2 ? sorted[mid] : (sorted[mid - 1] + sorted[mid]) / 2;
+}
+
 export function mean(values: readonly number[]): number {
     return values.length === 0 ? NaN : values.reduce((a, b) => a + b, 0) / values.length;
 }

@@ -1,6 +1,7 @@
 import fc from 'fast-check';
 
 import { DomainState } from '../../../packages/throttling/src/pacing/domain-state';
+import { restoreState, saveState } from '../../../packages/throttling/src/pacing/domain-state-codec';
 import { interval } from '../../../packages/throttling/src/pacing/readiness-decision';
 import { RAMPUP_DEFAULTS } from '../../../packages/throttling/src/pacing/rampup-policy';
 import { PaceLearner } from '../../../packages/throttling/src/pacing/pace-learner';
@@ -13,7 +14,7 @@ import { fcParams } from './fc-params';
 
 const T0 = Date.UTC(2026, 0, 1);
 
-const DOMAIN_NUMBERS = Object.keys(new DomainState('x').toJSON()).filter((k) => k !== 'domain');
+const DOMAIN_NUMBERS = Object.keys(saveState(new DomainState('x'))).filter((k) => k !== 'domain');
 const RAMPUP_NUMBERS = ['rate', 'safeRate', 'unsafeRate', 'extraConcurrency', 'safeExtraConcurrency'];
 const RAMPUP_KNOWN = ['kind', ...RAMPUP_NUMBERS];
 // Keys an attacker or a corrupted store may add: prototype keys, method names, private fields.
@@ -136,13 +137,13 @@ describe('persisted state: properties', () => {
         );
     });
 
-    test('DomainState.fromJSON never throws, and keeps only known fields with finite, non-negative values', () => {
+    test('restoring a saved state never throws, and keeps only known fields with finite, non-negative values', () => {
         fc.assert(
             fc.property(fc.oneof(domainRecord, jsonish), (data) => {
-                const state = DomainState.fromJSON(data);
+                const state = restoreState(data);
                 if (state === undefined) return;
                 expect(Object.getPrototypeOf(state)).toBe(DomainState.prototype);
-                const json = state.toJSON() as unknown as Record<string, unknown>;
+                const json = saveState(state) as unknown as Record<string, unknown>;
                 expect(isClean(json, Object.prototype, ['domain', 'rampup', ...DOMAIN_NUMBERS])).toBe(true);
                 for (const key of DOMAIN_NUMBERS)
                     expect(Number.isFinite(json[key]) && (json[key] as number) >= 0).toBe(true);
@@ -221,8 +222,8 @@ describe('PaceLearner.fromJSON: regression, it copied every key it was given', (
     });
 
     test('a domain state or a persisted record carrying such rampup data is not taken either', () => {
-        const domain = { ...new DomainState('a.test').toJSON(), rampup: { ...valid, extraConcurrency: 'many' } };
-        expect(DomainState.fromJSON(domain)).toBeUndefined();
+        const domain = { ...saveState(new DomainState('a.test')), rampup: { ...valid, extraConcurrency: 'many' } };
+        expect(restoreState(domain)).toBeUndefined();
         const record = {
             version: PERSISTED_STATE_VERSION,
             floorMs: 0,

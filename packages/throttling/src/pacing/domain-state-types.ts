@@ -1,6 +1,5 @@
 import type { ResolvedPolicy } from './policy';
-import type { RatePacer, RatePacerData } from './rate-pacer';
-import { pacerFromJSON } from './rate-pacer';
+import type { RatePacerData } from './rate-pacer';
 
 /** The serialisable part of a domain's state (what is persisted and restored). */
 export interface DomainStateData {
@@ -111,8 +110,8 @@ export const CLOCK_FIELDS = [
     'announcedUntil',
 ] as const satisfies readonly (keyof DomainStateData)[];
 
-/** The fields a scope's `BackoffClock` keeps. */
-export const BACKOFF_FIELDS = [
+/** The times and paces a scope's `BackoffClock` keeps, in their saved order. */
+export const BACKOFF_CLOCK_FIELDS = [
     'backoffUntil',
     'backoffExponent',
     'lastBackoffMs',
@@ -125,6 +124,11 @@ export const BACKOFF_FIELDS = [
     'lastTriggerAt',
     'announcedIntervalMs',
     'announcedUntil',
+] as const satisfies readonly (keyof DomainStateData)[];
+
+/** The fields a scope's `BackoffClock` keeps: its times and paces, and its refusal statistics. */
+export const BACKOFF_FIELDS = [
+    ...BACKOFF_CLOCK_FIELDS,
     'refusals',
     'backedOffMs',
     'freeRetries',
@@ -136,48 +140,4 @@ export type BackoffData = Pick<DomainStateData, (typeof BACKOFF_FIELDS)[number]>
 /** Whether saved fields hold anything a `BackoffClock` keeps (else a restored scope need not make one). */
 export function anyBackoffData(data: BackoffData): boolean {
     return BACKOFF_FIELDS.some((key) => data[key] !== 0);
-}
-
-export const NUMERIC_FIELDS = [
-    'crawlDelayMs',
-    'nextDispatchAt',
-    'backoffUntil',
-    'backoffExponent',
-    'lastBackoffMs',
-    'decayAt',
-    'refusingSince',
-    'lastRefusalAt',
-    'stallMs',
-    'lastImposedMs',
-    'penaltyMs',
-    'lastTriggerAt',
-    'announcedIntervalMs',
-    'announcedUntil',
-    'quotaWindowStart',
-    'quotaSpent',
-    'dispatched',
-    'refusals',
-    'handled',
-    'consecutiveErrors',
-    'backedOffMs',
-    'freeRetries',
-] as const satisfies readonly (keyof DomainStateData)[];
-
-/**
- * Reads persisted data defensively: every number finite and not negative (a missing one is 0), and a
- * learner that parses. Undefined when the data has the wrong shape.
- */
-export function parseStateData(data: unknown): { data: DomainStateData; learner?: RatePacer } | undefined {
-    if (typeof data !== 'object' || data === null) return undefined;
-    const record = data as Record<string, unknown>;
-    if (typeof record.domain !== 'string' || record.domain === '') return undefined;
-    const parsed = { domain: record.domain } as DomainStateData;
-    for (const key of NUMERIC_FIELDS) {
-        const value = record[key] === undefined ? 0 : record[key];
-        if (typeof value !== 'number' || !Number.isFinite(value) || value < 0) return undefined;
-        parsed[key] = value;
-    }
-    if (record.rampup === undefined) return { data: parsed };
-    const learner = pacerFromJSON(record.rampup);
-    return learner ? { data: parsed, learner } : undefined;
 }

@@ -17,7 +17,7 @@
  * `readiness-decision.ts`. The backoff clock, the learner and the limits are made on first use: most
  * scopes of a broad crawl never need them. This class combines the parts' changes; every decision
  * takes `now` (epoch ms) and nothing here reads a clock. The state persists as plain numbers
- * (`DomainStateData`), so another process can restore it.
+ * (`DomainStateData`, written and read in `domain-state-codec.ts`), so another process can restore it.
  */
 
 import { applyJitter } from './policy';
@@ -25,7 +25,7 @@ import type { ResolvedPolicy } from './policy';
 import type { SharedRefusal } from '../core/shared-limit-types';
 import type { BackoffPolicy, DispatchReservation, DomainStateData } from './domain-state-types';
 import type { PacingPolicy, RateLimitOutcome } from './domain-state-types';
-import { anyBackoffData, NUMERIC_FIELDS, UNLIMITED, parseStateData } from './domain-state-types';
+import { anyBackoffData, UNLIMITED } from './domain-state-types';
 import { BackoffClock, NO_BACKOFF } from './backoff-clock';
 import type { BackoffReadings } from './backoff-clock';
 import { DomainLimits, NO_LIMITS } from './domain-limits';
@@ -341,38 +341,11 @@ export class DomainState implements ScopeReads {
         this.handledCount += 1;
     }
 
-    toJSON(): DomainStateData {
-        const data = this.numbers();
-        const learner = this.rampupState;
-        if (learner) data.rampup = learner.toJSON();
-        return data;
-    }
-
-    /** The persisted numbers, in the order of `NUMERIC_FIELDS`. */
-    private numbers(): DomainStateData {
-        const data = { domain: this.domain } as DomainStateData;
-        for (const key of NUMERIC_FIELDS) data[key] = 0;
-        data.crawlDelayMs = this.declaredMs;
-        data.nextDispatchAt = this.nextAt;
-        this.backoff.save(data);
-        data.quotaWindowStart = this.limits.quotaWindowStart;
-        data.quotaSpent = this.limits.quotaSpent;
-        data.consecutiveErrors = this.limits.consecutiveErrors;
-        data.dispatched = this.dispatchedCount;
-        data.handled = this.handledCount;
-        return data;
-    }
-
     /**
-     * Takes over what a saved state says (clocks, counters, the learner), with every clock cut to at
-     * most `maxAheadMs` after `now`: a record written by a faulty clock, or edited by hand, must not
-     * put a scope to sleep for longer than a live backoff could.
+     * Takes over saved numbers and a saved learner (read by `domain-state-codec.ts`), with every
+     * clock cut to at most `latest` and every backoff wait to at most `maxWaitMs`.
      */
-    adopt(saved: DomainState, now: number, maxAheadMs: number): void {
-        this.load(saved.numbers(), saved.rampupState, now + maxAheadMs, maxAheadMs);
-    }
-
-    private load(data: DomainStateData, learner: RatePacer | undefined, latest: number, maxWaitMs: number): void {
+    restore(data: DomainStateData, learner: RatePacer | undefined, latest: number, maxWaitMs: number): void {
         this.declaredMs = data.crawlDelayMs;
         this.nextAt = Math.min(data.nextDispatchAt, latest);
         this.dispatchedCount = data.dispatched;
@@ -382,14 +355,5 @@ export class DomainState implements ScopeReads {
             this.ownLimits().restore(data.quotaWindowStart, data.quotaSpent, data.consecutiveErrors);
         // A saved learner replaces this one; without one, a rate an earlier run learned stays the start.
         if (learner || this.learning instanceof PaceLearner) this.learning = learner;
-    }
-
-    /** Rebuilds a state from persisted data; returns undefined when the data has the wrong shape. */
-    static fromJSON(data: unknown): DomainState | undefined {
-        const parsed = parseStateData(data);
-        if (!parsed) return undefined;
-        const state = new DomainState(parsed.data.domain);
-        state.load(parsed.data, parsed.learner, Number.POSITIVE_INFINITY, Number.POSITIVE_INFINITY);
-        return state;
     }
 }

@@ -1,4 +1,5 @@
-import { DomainState } from '../pacing/domain-state';
+import type { DomainState, DomainStateData } from '../pacing/domain-state';
+import { restoreState } from '../pacing/domain-state-codec';
 
 /** Version of the persisted record; a record of another version is treated as unknown. */
 export const PERSISTED_STATE_VERSION = 1;
@@ -13,7 +14,7 @@ export interface PersistedThrottlingState {
     savedAt: number;
     floorMs: number;
     domains: string[];
-    states: Record<string, ReturnType<DomainState['toJSON']>>;
+    states: Record<string, DomainStateData>;
     /** Scope settings changed at run time (`updateScope()`), by scope key; validated again on resume. */
     scopeUpdates?: Record<string, unknown>;
 }
@@ -49,7 +50,7 @@ export function parsePersistedState(value: unknown): ParsedPersistedState | unde
     }
     const states: DomainState[] = [];
     for (const [domain, data] of Object.entries(record.states as Record<string, unknown>)) {
-        const state = DomainState.fromJSON(data);
+        const state = restoreState(data);
         if (!state || state.domain !== domain)
             return { ok: false, reason: `the state of ${domain} has a wrong shape`, domains };
         states.push(state);

@@ -4,6 +4,7 @@ import { Configuration as CrawleeConfiguration, KeyValueStore } from '@crawlee/c
 import type { ResolvedThrottlingOptions } from '../config/resolved-options';
 import type { DomainStateStore } from '../pacing/domain-state-store';
 import type { PacingFloor } from '../pacing/pacing-floor';
+import { adoptSavedState, saveState } from '../pacing/domain-state-codec';
 import type { DomainQueue } from '../core/domain-queue';
 import type { DomainRegistry } from '../queues/domain-registry';
 import { dropQueue } from '../queues/domain-registry';
@@ -136,7 +137,7 @@ export class StatePersister {
     private async write(): Promise<void> {
         const { states, clock, floor, registry, options, config } = this.deps;
         const saved: PersistedThrottlingState['states'] = {};
-        for (const state of states.list()) saved[state.domain] = state.toJSON();
+        for (const state of states.list()) saved[state.domain] = saveState(state);
         const record: PersistedThrottlingState = {
             version: PERSISTED_STATE_VERSION,
             savedAt: clock.now(),
@@ -168,7 +169,7 @@ export class StatePersister {
             const now = this.deps.clock.now();
             for (const saved of parsed.states) {
                 const maxAheadMs = this.deps.restoreCapMs(saved.domain);
-                states.update(saved.domain, (state) => state.adopt(saved, now, maxAheadMs));
+                states.update(saved.domain, (state) => adoptSavedState(state, saved, now, maxAheadMs));
             }
         }
         const domains = new Set(parsed?.domains ?? []);

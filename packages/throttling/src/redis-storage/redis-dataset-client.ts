@@ -14,28 +14,11 @@ const DEFAULT_LIST_LIMIT = 250_000;
  * (atomic), so items pushed by many processes interleave but none is lost or split.
  */
 export class RedisDatasetClient<Data extends Dictionary = Dictionary>
-    extends RedisStorageBase
+    extends RedisStorageBase<storage.DatasetInfo>
     implements storage.DatasetClient<Data>
 {
     constructor(parts: StorageParts, idOrName: string) {
         super(parts, 'ds', idOrName);
-    }
-
-    get(): Promise<storage.DatasetInfo | undefined> {
-        return this.patient('get', () => this.info());
-    }
-
-    update(newFields: storage.DatasetClientUpdateOptions): Promise<Partial<storage.DatasetInfo>> {
-        return this.patient('update', async () => {
-            const info = await this.info();
-            if (!info) throw this.missing('update');
-            await this.renameTo(info, newFields.name);
-            return (await this.info())!;
-        });
-    }
-
-    delete(): Promise<void> {
-        return this.patient('delete', () => this.deleteKeys(['meta', 'data']));
     }
 
     async downloadItems(): Promise<Buffer> {
@@ -90,7 +73,7 @@ export class RedisDatasetClient<Data extends Dictionary = Dictionary>
         return { total, count: items.length, offset, limit, desc, items };
     }
 
-    private async info(): Promise<storage.DatasetInfo | undefined> {
+    protected async info(): Promise<storage.DatasetInfo | undefined> {
         const keys = await this.keysOrUndefined();
         const meta = keys && (await readMeta(this.redis, keys.meta));
         return meta ? { ...meta, itemCount: await this.redis.llen(keys.data) } : undefined;

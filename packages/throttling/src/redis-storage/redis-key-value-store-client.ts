@@ -11,26 +11,12 @@ import { iterablePromise, readMeta } from './storage-meta';
  * Values are stored and returned as memory-storage does: objects as JSON, strings as text, bytes as
  * bytes, and parsed back by content type.
  */
-export class RedisKeyValueStoreClient extends RedisStorageBase implements storage.KeyValueStoreClient {
+export class RedisKeyValueStoreClient
+    extends RedisStorageBase<storage.KeyValueStoreInfo>
+    implements storage.KeyValueStoreClient
+{
     constructor(parts: StorageParts, idOrName: string) {
         super(parts, 'kvs', idOrName);
-    }
-
-    get(): Promise<storage.KeyValueStoreInfo | undefined> {
-        return this.patient('get', () => this.info());
-    }
-
-    update(newFields: storage.KeyValueStoreClientUpdateOptions): Promise<Partial<storage.KeyValueStoreInfo>> {
-        return this.patient('update', async () => {
-            const info = await this.info();
-            if (!info) throw this.missing('update');
-            await this.renameTo(info, newFields.name);
-            return (await this.info())!;
-        });
-    }
-
-    delete(): Promise<void> {
-        return this.patient('delete', () => this.deleteKeys(['meta', 'data', 'order', 'types']));
     }
 
     listKeys(
@@ -114,7 +100,7 @@ export class RedisKeyValueStoreClient extends RedisStorageBase implements storag
         };
     }
 
-    private async info(): Promise<storage.KeyValueStoreInfo | undefined> {
+    protected async info(): Promise<storage.KeyValueStoreInfo | undefined> {
         const keys = await this.keysOrUndefined();
         return keys ? readMeta(this.redis, keys.meta) : undefined;
     }

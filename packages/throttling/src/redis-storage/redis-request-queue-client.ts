@@ -19,7 +19,10 @@ const MAX_LOCK_LIMIT = 25;
  * or the lock expires on Redis's clock; an expired lock puts the request back where it was, so a
  * dead worker's requests go to the others. Each change is one script (see request-queue-scripts).
  */
-export class RedisRequestQueueClient extends RedisStorageBase implements storage.RequestQueueClient {
+export class RedisRequestQueueClient
+    extends RedisStorageBase<storage.RequestQueueInfo>
+    implements storage.RequestQueueClient
+{
     // Fewer idle polls while other processes hold the whole queue.
     private readonly idlePolls: IdlePollBackoff;
 
@@ -35,11 +38,7 @@ export class RedisRequestQueueClient extends RedisStorageBase implements storage
         this.idlePolls = new IdlePollBackoff(parts.clock);
     }
 
-    get(): Promise<storage.RequestQueueInfo | undefined> {
-        return this.patient('get', () => this.info());
-    }
-
-    private async info(): Promise<storage.RequestQueueInfo | undefined> {
+    protected async info(): Promise<storage.RequestQueueInfo | undefined> {
         const keys = await this.keysOrUndefined();
         if (!keys) return undefined;
         let answer: unknown[];
@@ -62,19 +61,6 @@ export class RedisRequestQueueClient extends RedisStorageBase implements storage
             hadMultipleClients: true,
             stats: {},
         };
-    }
-
-    update(newFields: { name?: string }): Promise<Partial<storage.RequestQueueInfo> | undefined> {
-        return this.patient('update', async () => {
-            const info = await this.info();
-            if (!info) throw this.missing('update');
-            await this.renameTo(info, newFields.name);
-            return this.info();
-        });
-    }
-
-    delete(): Promise<void> {
-        return this.patient('delete', () => this.deleteKeys(['meta', 'data', 'order', 'locks', 'lockInfo']));
     }
 
     async listHead(options: storage.ListOptions = {}): Promise<storage.QueueHead> {

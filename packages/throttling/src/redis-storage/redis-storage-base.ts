@@ -18,13 +18,20 @@ export interface StorageParts {
 
 const KIND_NAMES: Record<StorageKind, string> = { rq: 'request queue', kvs: 'key-value store', ds: 'dataset' };
 
+/** The keys a storage of each kind is made of: what `delete` removes. */
+const KIND_PARTS: Record<StorageKind, (keyof StorageKeys)[]> = {
+    rq: ['meta', 'data', 'order', 'locks', 'lockInfo'],
+    kvs: ['meta', 'data', 'order', 'types'],
+    ds: ['meta', 'data'],
+};
+
 /**
  * The part the request queue, key-value store and dataset clients share: resolving `idOrName`
- * through the registry to the storage's keys, renaming, deleting, and riding a call through a
- * Redis outage. A storage this client had found and that is then gone was deleted, or lost by a
+ * through the registry to the storage's keys, `get`, `update` (a rename) and `delete`, and riding a
+ * call through a Redis outage; each kind reads its own `info`. A storage this client had found and that is then gone was deleted, or lost by a
  * Redis that restarted without persistence; the error says so.
  */
-export abstract class RedisStorageBase {
+export abstract class RedisStorageBase<Info extends { id: string; name?: string }> {
     // The id once `idOrName` is resolved through the registry (a name opened elsewhere included).
     protected resolvedId?: string;
 
@@ -37,6 +44,27 @@ export abstract class RedisStorageBase {
 
     protected get redis(): RedisStorageConnection {
         return this.parts.redis;
+    }
+
+    /** The storage's info; undefined when it does not exist. */
+    protected abstract info(): Promise<Info | undefined>;
+
+    get(): Promise<Info | undefined> {
+        return this.patient('get', () => this.info());
+    }
+
+    update(newFields: { name?: string }): Promise<Partial<Info>> {
+        return this.patient('update', async () => {
+            const info = await this.info();
+            if (!info) throw this.missing('update');
+            await this.renameTo(info, newFields.name);
+            return (await this.info())!;
+        });
+    }
+
+    /** Deletes the storage and forgets it in the registry; nothing when it does not exist. */
+    delete(): Promise<void> {
+        return this.patient('delete', () => this.deleteKeys());
     }
 
     /** Runs one storage call, made again while Redis is away (see OutagePatience). */
@@ -64,16 +92,15 @@ export abstract class RedisStorageBase {
     }
 
     /** Renames the storage when `newName` differs from its name. */
-    protected async renameTo(info: { id: string; name?: string }, newName: string | undefined): Promise<void> {
+    private async renameTo(info: { id: string; name?: string }, newName: string | undefined): Promise<void> {
         if (newName && newName !== info.name) await this.parts.registry.rename(info.id, info.name ?? '', newName);
     }
 
-    /** Deletes the storage's `parts` and forgets it in the registry; nothing when it does not exist. */
-    protected async deleteKeys(parts: (keyof StorageKeys)[]): Promise<void> {
+    private async deleteKeys(): Promise<void> {
         const keys = await this.keysOrUndefined();
         if (!keys) return;
         const name = await this.redis.hget(keys.meta, 'name');
-        await this.redis.del(...parts.map((part) => keys[part]));
+        await this.redis.del(...KIND_PARTS[this.kind].map((part) => keys[part]));
         await this.parts.registry.forget(this.resolvedId!, name ?? '');
     }
 }

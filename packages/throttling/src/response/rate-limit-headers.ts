@@ -140,10 +140,11 @@ function parseIetfQuota(rateLimitValues: string[], policyValues: string[]): Quot
     const quota: Quota = {};
     if (limits.length > 0) {
         // Fewest requests left wins; on a tie, the later reset keeps the client waiting longest.
-        const governing = limits.reduce((best, next) => {
-            if (next.remaining !== best.remaining) return next.remaining < best.remaining ? next : best;
-            return (next.reset ?? -1) > (best.reset ?? -1) ? next : best;
-        });
+        const governing = leastThenLongest(
+            limits,
+            (l) => l.remaining,
+            (l) => l.reset,
+        );
         quota.remaining = governing.remaining;
         if (governing.reset !== undefined) quota.resetMs = secondsToMs(governing.reset);
         // An unnamed limit cannot be tied to a policy without guessing.
@@ -154,10 +155,11 @@ function parseIetfQuota(rateLimitValues: string[], policyValues: string[]): Quot
         // Without remaining counts, the smallest quota is the best available notion of "most restrictive".
         const withQuota = policies.filter((p): p is typeof p & { quota: number } => p.quota !== undefined);
         if (withQuota.length > 0) {
-            const smallest = withQuota.reduce((best, next) => {
-                if (next.quota !== best.quota) return next.quota < best.quota ? next : best;
-                return (next.window ?? -1) > (best.window ?? -1) ? next : best;
-            });
+            const smallest = leastThenLongest(
+                withQuota,
+                (p) => p.quota,
+                (p) => p.window,
+            );
             quota.limit = smallest.quota;
             if (smallest.window !== undefined) quota.windowMs = secondsToMs(smallest.window);
         }
@@ -259,4 +261,16 @@ function firstNumber(values: string[]): number | undefined {
 
 function secondsToMs(seconds: number): number {
     return Math.min(Math.round(seconds * 1000), Number.MAX_SAFE_INTEGER);
+}
+
+/** The item with the least `amount`; on a tie, the one with the longest `period` (none counts as the shortest). */
+function leastThenLongest<T>(
+    items: readonly T[],
+    amount: (item: T) => number,
+    period: (item: T) => number | undefined,
+): T {
+    return items.reduce((best, next) => {
+        if (amount(next) !== amount(best)) return amount(next) < amount(best) ? next : best;
+        return (period(next) ?? -1) > (period(best) ?? -1) ? next : best;
+    });
 }
