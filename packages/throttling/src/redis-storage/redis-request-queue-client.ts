@@ -202,7 +202,16 @@ export class RedisRequestQueueClient
 
     private script(name: RequestQueueScript, keys: StorageKeys, ...args: (string | number)[]): Promise<unknown> {
         const call = (this.redis as unknown as Record<string, ScriptCall>)[name];
-        return call.call(this.redis, keys.meta, keys.data, keys.order, keys.locks, keys.lockInfo, ...args);
+        return call.call(
+            this.redis,
+            keys.meta,
+            keys.data,
+            keys.order,
+            keys.locks,
+            keys.lockInfo,
+            keys.clients,
+            ...args,
+        );
     }
 }
 

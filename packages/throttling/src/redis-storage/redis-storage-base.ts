@@ -20,7 +20,7 @@ const KIND_NAMES: Record<StorageKind, string> = { rq: 'request queue', kvs: 'key
 
 /** The keys a storage of each kind is made of: what `delete` removes. */
 const KIND_PARTS: Record<StorageKind, (keyof StorageKeys)[]> = {
-    rq: ['meta', 'data', 'order', 'locks', 'lockInfo'],
+    rq: ['meta', 'data', 'order', 'locks', 'lockInfo', 'clients'],
     kvs: ['meta', 'data', 'order', 'types'],
     ds: ['meta', 'data'],
 };

@@ -41,9 +41,9 @@ export interface RedisStorageClientOptions {
      */
     outageMs?: number;
     /**
-     * Most requests one `listAndLockHead` locks for its caller (Crawlee's queue asks for 25). Lower
-     * spreads a small queue over more processes, at one round trip per request fetched: with 25, the
-     * first process to fetch a 6-request queue holds all 6.
+     * Most requests one `listAndLockHead` locks for its caller (Crawlee's queue asks for 25). While
+     * other clients consume the same queue, a call locks at most its caller's fair share of the
+     * queue's outstanding requests anyway; lower costs one round trip per request fetched.
      * @default 25
      */
     lockLimit?: number;

@@ -1,13 +1,13 @@
 /**
  * The Lua scripts of {@link RedisRequestQueueClient}. Every change to a queue is one script, so it
  * is atomic however many processes share the queue, and every time it compares or stores is Redis
- * `TIME`: lock expiry never depends on a host's clock. KEYS are always the queue's five keys
- * (meta, data, order, locks, lockInfo; one hash tag); a request is pending when it is in `order`,
- * in progress when in `locks`, handled when only in `data`.
+ * `TIME`: lock expiry never depends on a host's clock. KEYS are always the queue's six keys
+ * (meta, data, order, locks, lockInfo, clients; one hash tag); a request is pending when it is in
+ * `order`, in progress when in `locks`, handled when only in `data`.
  */
 
 const PRELUDE = `
-local meta, data, order, locks, lockinfo = KEYS[1], KEYS[2], KEYS[3], KEYS[4], KEYS[5]
+local meta, data, order, locks, lockinfo, clients = KEYS[1], KEYS[2], KEYS[3], KEYS[4], KEYS[5], KEYS[6]
 if redis.call('EXISTS', meta) == 0 then return redis.error_reply('ERR_QUEUE_NOT_FOUND') end
 local t = redis.call('TIME')
 local now = tonumber(t[1]) * 1000 + math.floor(tonumber(t[2]) / 1000)
@@ -83,14 +83,32 @@ return {1, wasHandled and 1 or 0}
 `;
 
 /**
- * ARGV: limit, lock ms, client key. Locks the first `limit` pending requests for the caller.
+ * ARGV: limit, lock ms, client key. Locks the first pending requests for the caller: at most
+ * `limit`, and at most its fair share when other clients consume the queue (see fairShare).
  * Answers [lock expiry, queue has locked requests (0/1), json...].
  */
 const LIST_AND_LOCK = `${PRELUDE}
 reclaim()
 local limit, lockMs, client = tonumber(ARGV[1]), tonumber(ARGV[2]), ARGV[3]
 local expiry = now + lockMs
-local head = redis.call('ZRANGE', order, 0, limit - 1, 'WITHSCORES')
+-- A client consumes the queue while the locks of its latest call may still be held: the clients set
+-- scores each by that expiry, so a client that stops calling stops counting when its locks lapse.
+-- The caller locks its share of what is outstanding (pending and locked, over the consumers) less
+-- what it holds already, and at least one request: a client that took a queue's head before the
+-- others came leaves them the rest. Alone, it takes the whole limit without scanning the locks.
+local function fairShare()
+  redis.call('ZREMRANGEBYSCORE', clients, '-inf', now)
+  redis.call('ZADD', clients, expiry, client)
+  local active = redis.call('ZCARD', clients)
+  if active == 1 then return limit end
+  local held, mine = redis.call('HVALS', lockinfo), 0
+  for _, info in ipairs(held) do
+    if string.match(info, '|(.*)$') == client then mine = mine + 1 end
+  end
+  local share = math.ceil((redis.call('ZCARD', order) + #held) / active) - mine
+  return math.min(limit, math.max(1, share))
+end
+local head = redis.call('ZRANGE', order, 0, fairShare() - 1, 'WITHSCORES')
 local out = {expiry, 0}
 for i = 1, #head, 2 do
   local id = head[i]
@@ -191,7 +209,7 @@ return {redis.call('HLEN', data), redis.call('ZCARD', order) + redis.call('ZCARD
   m[1], m[2], m[3], m[4]}
 `;
 
-/** The scripts by ioredis command name; each takes the queue's five keys. */
+/** The scripts by ioredis command name; each takes the queue's six keys. */
 export const REQUEST_QUEUE_SCRIPTS = {
     crawleeRqAdd: ADD,
     crawleeRqUpdate: UPDATE,
@@ -206,4 +224,4 @@ export const REQUEST_QUEUE_SCRIPTS = {
 export type RequestQueueScript = keyof typeof REQUEST_QUEUE_SCRIPTS;
 
 /** Keys each queue script takes. */
-export const REQUEST_QUEUE_SCRIPT_KEYS = 5;
+export const REQUEST_QUEUE_SCRIPT_KEYS = 6;

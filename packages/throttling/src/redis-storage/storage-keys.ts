@@ -16,6 +16,8 @@ export interface StorageKeys {
     locks: string;
     /** Queue: hash id → `<order>|<client key>` of each locked request (where it goes back, who holds it). */
     lockInfo: string;
+    /** Queue: zset of the clients that list and lock it, scored by when their latest locks expire (Redis ms). */
+    clients: string;
     /** Store: content type by key. */
     types: string;
 }
@@ -28,6 +30,7 @@ export function storageKeys(prefix: string, kind: StorageKind, id: string): Stor
         order: `${tag}:order`,
         locks: `${tag}:locks`,
         lockInfo: `${tag}:lockinfo`,
+        clients: `${tag}:clients`,
         types: `${tag}:types`,
     };
 }
