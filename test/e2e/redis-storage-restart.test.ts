@@ -46,11 +46,11 @@ describeOwnRedis('a crawl on RedisStorageClient when Redis restarts', () => {
         redis = undefined;
     });
 
-    const start = (label: string, storageOptions: Record<string, unknown> = {}) => {
+    const start = (label: string, storageOptions: Record<string, unknown> = {}, delaySecs = 0.1) => {
         const worker = startFrontierWorker(label, {
             CRAWL_URLS: JSON.stringify(HOSTS.map((h) => web.url(h, '/'))),
             CRAWL_PROXY_URL: web.proxyUrl,
-            CRAWL_DELAY_SECS: '0.1',
+            CRAWL_DELAY_SECS: String(delaySecs),
             CRAWL_LOCK_SECS: '5',
             CRAWL_STORAGE_OPTIONS: JSON.stringify(storageOptions),
             REDIS_URL: redis!.url,
@@ -102,7 +102,9 @@ describeOwnRedis('a crawl on RedisStorageClient when Redis restarts', () => {
 
     it('ends with a clear error when Redis stays away longer than outageMs; started again, it finishes the rest', async () => {
         redis = await OwnRedis.start({ appendonly: true });
-        const first = start('first', { outageMs: 1_000 });
+        // Paced so that the pages left after the fifth take seconds: a crawl that ends before Redis
+        // goes away (a loaded machine is slow to see the fifth page) would never meet the outage.
+        const first = start('first', { outageMs: 1_000 }, 0.5);
         const downAt = Date.now();
         await restartRedisAfter(first, 5, 4_000);
         const end = await first.exited;

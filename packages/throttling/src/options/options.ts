@@ -87,7 +87,7 @@ export interface ThrottlingRequestManagerOptions extends Omit<ScopeSettings, 'ba
      * up to a few hundred domains. `'shared'`: requests stay in `inner`; a bounded window of them waits
      * in memory, one line per domain, and a domain gets a queue of its own only when more of its
      * requests wait than `frontierWindowPerDomain`. For broad crawls; see docs/broad-crawls.md.
-     * @default 'shared' under `domains: 'all'`, 'perDomain' for a list of domains
+     * @default 'shared' under `domains: 'all'`, 'perDomain' for a list of domains or on storage shared by several processes
      */
     queueLayout?: QueueLayout;
     /**
