@@ -1,3 +1,4 @@
+import { heldLocally } from '../queues/domain-request-queue';
 import type { IRequestManager, Request } from '@crawlee/core';
 
 import type { LayoutStrategy, Windowed } from '../layout/layout-strategy';
@@ -110,7 +111,7 @@ export class DomainFetcher {
         // Requests the fetch locked for this process beyond the one it took (another process's
         // additions, on a shared storage) wait here for it alone: count them, or they wait until
         // this process has nothing else in flight.
-        const locked = heldLocally(queue);
+        const locked = heldLocally(queue) ?? 0;
         if (locked > entry.queued) {
             entry.queued = locked;
             this.deps.scheduler.touch(entry, this.deps.clock.now());
@@ -180,10 +181,4 @@ export class DomainFetcher {
         ticket.entry.queued += requeue;
         this.deps.scheduler.touch(ticket.entry, this.deps.clock.now());
     }
-}
-
-/** Requests a domain queue holds locked for this process (0 for a queue that does not say). */
-function heldLocally(queue: IRequestManager): number {
-    const held = (queue as { heldLocally?: () => number }).heldLocally?.();
-    return typeof held === 'number' && held > 0 ? held : 0;
 }

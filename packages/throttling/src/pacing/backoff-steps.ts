@@ -65,9 +65,9 @@ const QUIET_INTERVALS_PER_STEP = 3;
 
 /**
  * The pacing raised by backoff triggers, `penaltyMs` as set at `lastTriggerAt`, at `now`: it steps
- * down one factor per quiet window; with a configured delay, a window lasts `QUIET_INTERVALS_PER_STEP` intervals of the
- * pacing in force, at most `backoffWindowMs`; once below the least backoff the configured pacing
- * takes over again (0).
+ * down one factor per quiet window (with a configured delay, `QUIET_INTERVALS_PER_STEP` intervals of
+ * the pacing in force, at most `backoffWindowMs`), and once below the least backoff the configured
+ * pacing takes over again (0).
  */
 export function decayedPenalty(penaltyMs: number, lastTriggerAt: number, now: number, policy: DecayPolicy): number {
     if (penaltyMs <= 0) return 0;

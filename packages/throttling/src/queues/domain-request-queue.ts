@@ -100,6 +100,15 @@ export class DomainRequestQueue extends RequestQueue {
 }
 
 /**
+ * Requests `queue`'s head holds locked for this process, for the next fetches (a
+ * `DomainRequestQueue`); undefined for a queue of another kind (a user's opener), which cannot say.
+ */
+export function heldLocally(queue: object | undefined): number | undefined {
+    const held = (queue as { heldLocally?: () => number } | undefined)?.heldLocally?.();
+    return typeof held === 'number' ? Math.max(0, held) : undefined;
+}
+
+/**
  * Shrinks the cache of a queue opened some other way (a user's `requestManagerOpener`), after the
  * fact: the big arrays were allocated, but at least they are not kept.
  */

@@ -1,3 +1,4 @@
+import { heldLocally } from '../queues/domain-request-queue';
 import type { IRequestManager } from '@crawlee/core';
 
 import type { StalledDomain } from '../core/errors';
@@ -158,11 +159,7 @@ async function holdsWork(entry: DomainQueue, windowed: number): Promise<boolean>
     return entry.opened !== undefined && !(await entry.opened.isFinished());
 }
 
-/**
- * Requests a domain queue's head holds locked for this process (a `DomainRequestQueue`); a queue of
- * another kind (a user's opener) says nothing, and any unfinished one counts as holding one.
- */
+/** Requests `entry`'s queue holds locked for this process; a queue that cannot say counts as one. */
 function lockedHere(entry: DomainQueue): number {
-    const queue = entry.opened as { heldLocally?: () => number } | undefined;
-    return typeof queue?.heldLocally === 'function' ? queue.heldLocally() : 1;
+    return heldLocally(entry.opened) ?? 1;
 }
