@@ -60,6 +60,8 @@ function drawKinds(seed: number): { sites: SimSite[]; pages: number; kind: strin
 
 test('sim family', async () => {
     const rows: { seed: number; ratio: number; refused: number; worstSite: number; response: number }[] = [];
+    // Sites over the goal's two refusals, of those sending no RateLimit headers; refusals and requests in all.
+    const tally = { sites: 0, overTwo: 0, refused: 0, sent: 0 };
     const bench = drawMixes(first, count);
     for (let i = 0; i < count; i++) {
         const seed = first + i;
@@ -71,7 +73,16 @@ test('sim family', async () => {
         const cap = 900_000;
         const r = await simulateCrawl(mix.sites, mix.pages, {}, 40, cap);
         const o = await simulateOracle(mix.sites, mix.pages, 40, cap);
-        const perSite = [...r.arrivals.values()].map((l) => l.filter((a) => a.refused).length);
+        const refusedAt = new Map([...r.arrivals].map(([host, l]) => [host, l.filter((a) => a.refused).length]));
+        const perSite = [...refusedAt.values()];
+        for (const site of mix.sites) {
+            const headers = site.limiter?.kind === 'window' && site.limiter.headers !== 'none';
+            if (headers) continue;
+            tally.sites += 1;
+            if (refusedAt.get(site.host)! > 2) tally.overTwo += 1;
+        }
+        tally.refused += r.refused;
+        tally.sent += r.sent;
         const responses = [...r.responseRatio.values()].filter(Number.isFinite);
         const row = {
             seed,
@@ -95,6 +106,9 @@ test('sim family', async () => {
         );
     };
     summary('all', rows);
+    console.log(
+        `SUMMARY sites without headers ${tally.sites}, over 2 refusals ${tally.overTwo} | family refused ${((tally.refused / tally.sent) * 100).toFixed(2)}% (${tally.refused}/${tally.sent})`,
+    );
     summary(
         'bucket',
         rows.filter((_, i) => i % 2 === 0),

@@ -189,7 +189,7 @@ export class DomainState implements ScopeReads {
         this.nextAt = reservation.armedNextDispatchAt;
         // A probe (robots.txt) is paced like a request but is none: no count, no rampup sample.
         if (probe) return reservation;
-        if (policy.rampup) this.ramp(policy.rampup).onDispatch(now, policy.rampup, backlog);
+        if (policy.rampup) this.ramp(policy.rampup).onDispatch(now, policy.rampup, backlog, this.slots.inUse);
         this.dispatchedCount += 1;
         return reservation;
     }

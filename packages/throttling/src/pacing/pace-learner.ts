@@ -96,6 +96,10 @@ export class PaceLearner implements AdaptiveData {
     safeExtraConcurrency = 0;
     /** In this window the scope had work and a clock allowing it, but every slot was busy. */
     slotBoundInWindow = false;
+    // The most requests in flight in a quiet window since the last knee: a cap is above them.
+    private provenSlots = 0;
+    // The most requests in flight at a dispatch of the current window.
+    private windowMostInFlight = 0;
     // Response times: the least one (unloaded) and this window's.
     private readonly times = new ResponseTimes(PERIOD_MS);
     // Points where the bucket was known empty, to measure the delivery rate from.
@@ -107,6 +111,9 @@ export class PaceLearner implements AdaptiveData {
     // The slot count at which only latency grew, and when (not probed again for a period).
     private knee = Number.POSITIVE_INFINITY;
     private kneeAt = 0;
+    // The knee came from a refusal of the unpaced start: a burst-1 bucket refuses two requests sent
+    // together just as a cap of one does, so once the pace spaces them it is tried one slot above.
+    private kneeUnsure = false;
     // The current window: when it started, dispatches in it, whether it saw a refusal.
     private windowStart = -1;
     private windowDispatches = 0;
@@ -152,14 +159,18 @@ export class PaceLearner implements AdaptiveData {
         this.extraConcurrency = Math.max(0, Math.min(this.policy.maxConcurrency, Math.round(n)) - 1);
     }
 
-    /** A request went out at `now`; `backlog`: requests of the scope still waiting. */
-    onDispatch(now: number, policy: RampupPolicy, backlog = Number.POSITIVE_INFINITY): void {
+    /**
+     * A request went out at `now`; `backlog`: requests of the scope still waiting; `inFlight`: its
+     * requests in flight, this one included.
+     */
+    onDispatch(now: number, policy: RampupPolicy, backlog = Number.POSITIVE_INFINITY, inFlight = 1): void {
         this.policy = policy;
         this.backlog = backlog;
         this.dispatched += 1;
         this.sinceBound += 1;
         if (this.windowStart < 0) this.startWindow(now);
         this.windowDispatches += 1;
+        this.windowMostInFlight = Math.max(this.windowMostInFlight, inFlight);
         this.maybeCloseWindow(now);
     }
 
@@ -191,8 +202,10 @@ export class PaceLearner implements AdaptiveData {
         this.policy = policy;
         const run = Math.max(1, this.dispatched - this.dispatchedAtRefusal);
         this.dispatchedAtRefusal = this.dispatched;
-        // Refused with others in flight: a concurrency cap would refuse beyond those.
-        if (inFlight > 1 && inFlight <= this.slots) this.markKnee(now, inFlight - 1);
+        // Refused with others in flight, more than a quiet window had: a concurrency cap would refuse
+        // beyond those. Within what a quiet window had it cannot be a cap's.
+        const beyondProven = inFlight > Math.max(1, this.provenSlots);
+        if (beyondProven && inFlight <= this.slots) this.markKnee(now, inFlight - 1, !Number.isFinite(this.rate));
         const last = this.points.last();
         let emptyBucket = true;
         if (this.answered === (last?.answered ?? 0)) {
@@ -200,6 +213,10 @@ export class PaceLearner implements AdaptiveData {
             // of the rate, and the backoff, growing with each such refusal, already holds the scope.
         } else if (!Number.isFinite(this.rate)) {
             this.learnFirst(now, serverGiven ? waitMs : 0);
+        } else if (beyondProven && this.rate <= this.safeRate) {
+            // Refused at a pace a quiet window proved, only with more in flight than one proved: the
+            // slots' doing (now capped below them), not the pace's. Both raised: both step back.
+            emptyBucket = false;
         } else if (this.followsThePace(1 / run, this.rate)) {
             this.cut(now, 1 / run);
         } else emptyBucket = false;
@@ -319,8 +336,10 @@ export class PaceLearner implements AdaptiveData {
     }
 
     /** The slots where only latency grew, or a refusal came: back below them, not probed for a period. */
-    private markKnee(now: number, safeSlots: number): void {
+    private markKnee(now: number, safeSlots: number, unsure = false): void {
         this.knee = safeSlots + 1;
+        this.kneeUnsure = unsure;
+        this.provenSlots = Math.min(this.provenSlots, safeSlots);
         this.kneeAt = now;
         this.slots = Math.min(this.slots, safeSlots);
     }
@@ -349,10 +368,18 @@ export class PaceLearner implements AdaptiveData {
     /** A window without a queue or a refusal: grow the slots while they hold the scope back, else the pace. */
     private onQuietWindow(now: number): void {
         this.safeExtraConcurrency = this.extraConcurrency;
+        this.provenSlots = Math.max(this.provenSlots, this.windowMostInFlight);
         if (now - this.kneeAt >= PERIOD_MS) this.knee = Number.POSITIVE_INFINITY;
         if (this.slotBoundInWindow && this.slots < this.policy.maxConcurrency) {
             const next = Number.isFinite(this.knee) ? this.slots + 1 : this.slots * 2;
             if (next < this.knee) this.slots = next;
+            else if (this.kneeUnsure && Number.isFinite(this.rate)) {
+                // Paced now: one slot above the knee. A refusal there makes it sure; a quiet window
+                // says it was the rate's, and the slots grow as before any knee.
+                this.kneeUnsure = false;
+                this.knee = Number.POSITIVE_INFINITY;
+                this.slots += 1;
+            }
             return;
         }
         const span = Math.max(0, now - this.windowStart - this.windowHeldMs);
@@ -391,6 +418,7 @@ export class PaceLearner implements AdaptiveData {
         this.windowDispatches = 0;
         this.windowRefused = false;
         this.windowHeldMs = 0;
+        this.windowMostInFlight = 0;
         this.slotBoundInWindow = false;
         this.times.newWindow();
     }

@@ -1,0 +1,72 @@
+/**
+ * How the pace learner reads a refusal that came with several requests in flight: a concurrency cap
+ * (nginx `limit_conn`) refuses beyond N, a token bucket refuses when its tokens ran out. The learner
+ * is driven directly on a manual timeline (epoch ms), one step per call.
+ */
+import { PaceLearner } from '../../packages/throttling/src/pacing/pace-learner';
+import { RAMPUP_DEFAULTS } from '../../packages/throttling/src/pacing/rampup-policy';
+
+const POLICY = RAMPUP_DEFAULTS;
+const RESPONSE_MS = 50;
+const T0 = 1_780_000_000_000;
+
+/**
+ * One measuring window from `start`: `batches` of requests sent together (each batch's size is how
+ * many are in flight at once), each answered after RESPONSE_MS, the batches 400 ms apart; the window
+ * closes at the next dispatch after a second. Returns when that closing dispatch was answered.
+ */
+function windowOf(learner: PaceLearner, start: number, batches: number[], slotBound = false): number {
+    let now = start;
+    for (const size of batches) {
+        for (let i = 1; i <= size; i++) learner.onDispatch(now, POLICY, 100, i);
+        for (let i = 0; i < size; i++) learner.onAnswer(now + RESPONSE_MS, now);
+        if (slotBound) learner.slotBoundInWindow = true;
+        now += 400;
+    }
+    const closeAt = Math.max(now, start + 1_000);
+    learner.onDispatch(closeAt, POLICY, 100, 1);
+    learner.onAnswer(closeAt + RESPONSE_MS, closeAt);
+    return closeAt + RESPONSE_MS;
+}
+
+describe('a refusal with several requests in flight', () => {
+    test('with no more in flight than a quiet window had, it is no concurrency cap: the slots stay', () => {
+        const learner = new PaceLearner();
+        learner.extraConcurrency = 3;
+        // Three at once, answered without a queue or a refusal: three in flight are proved.
+        const now = windowOf(learner, T0, [3, 3, 3]);
+        learner.onTrigger(now + 10, POLICY, 1_000, true, 3);
+        expect(learner.extraConcurrency).toBe(3);
+        // It taught the pace instead (the unpaced start's first refusal).
+        expect(Number.isFinite(learner.rate)).toBe(true);
+    });
+
+    test('beyond what a quiet window had, at a pace a quiet window proved: the slots step back, the pace stays', () => {
+        const learner = new PaceLearner(5);
+        learner.safeRate = 5;
+        learner.extraConcurrency = 3;
+        // Two at once: fewer than the pace allows, so the window proves two slots and does not raise
+        // the pace.
+        const now = windowOf(learner, T0, [2]);
+        expect(learner.rate).toBe(5);
+        learner.onTrigger(now + 10, POLICY, 1_000, true, 4);
+        expect(learner.rate).toBe(5);
+        expect(learner.extraConcurrency).toBe(2);
+    });
+
+    test('at the unpaced start, the knee it sets is tried again one slot above once the pace spaces requests', () => {
+        const learner = new PaceLearner();
+        learner.extraConcurrency = 1;
+        // One in flight proved, then two sent together refused: a cap of one, or a burst-1 bucket.
+        let now = windowOf(learner, T0, [1, 1, 1]);
+        learner.onTrigger(now + 10, POLICY, 1_000, true, 2);
+        expect(learner.extraConcurrency).toBe(0);
+        expect(Number.isFinite(learner.rate)).toBe(true);
+        // The window of the refusal ends; then a quiet one at one slot, held back by it, under the pace
+        // now learned: one slot more.
+        now = windowOf(learner, now + 1_010, [1, 1, 1]);
+        expect(learner.extraConcurrency).toBe(0);
+        windowOf(learner, now + 10, [1, 1, 1], true);
+        expect(learner.extraConcurrency).toBe(1);
+    });
+});
