@@ -70,6 +70,20 @@ describeRedis('RedisRequestQueueClient fair share of one queue', () => {
         expect(await redis.keys(`{${prefix.replace(/:+$/, '')}:rq:*`)).toEqual([]);
     });
 
+    it('keeps counting a client while it prolongs a lock past its latest call', async () => {
+        const [a, b] = await open('A', 'B');
+        await a.batchAddRequests(reqs(40));
+        expect(await lock(a)).toHaveLength(25);
+        const taken = await lock(b, 0.3);
+        expect(taken).toHaveLength(15);
+        // B keeps one request (its frontier window holds it) and lets the others lapse.
+        await b.prolongRequestLock(taken[0].id!, { lockSecs: 60 });
+        await new Promise((resolve) => setTimeout(resolve, 400)); // Redis TIME: B's 0.3 s lapse on Redis's clock.
+        // Two consumers: 40 outstanding, A holds 25, more than its share of 20, so one at a time.
+        // Counted out, B would leave A all 14 that came back.
+        expect(await lock(a)).toHaveLength(1);
+    });
+
     it('hands every request out once over many polls, no call taking past its share', async () => {
         const keys = ['A', 'B', 'C', 'D'];
         const clients = await open(...keys);

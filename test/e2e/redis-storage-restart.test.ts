@@ -52,6 +52,9 @@ describeOwnRedis('a crawl on RedisStorageClient when Redis restarts', () => {
             CRAWL_PROXY_URL: web.proxyUrl,
             CRAWL_DELAY_SECS: String(delaySecs),
             CRAWL_LOCK_SECS: '5',
+            // Longer than the outages imposed here: a handler waiting on storage that times out is
+            // retried while its first run goes on, and the page is handled twice.
+            CRAWL_HANDLER_TIMEOUT_SECS: '30',
             CRAWL_STORAGE_OPTIONS: JSON.stringify(storageOptions),
             REDIS_URL: redis!.url,
             REDIS_KEY_PREFIX: 'restart-test',

@@ -3,11 +3,15 @@ import { Configuration } from '@crawlee/core';
 import { ManualClock, ThrottlingRequestManager } from 'crawlee-throttling';
 import { RedisStorageClient } from 'crawlee-throttling/redis';
 
-import { SHARED_SWEEP_MS } from '../../packages/throttling/src/readiness/readiness-probe';
+import {
+    SHARED_ADOPT_MS,
+    SHARED_ADOPT_MS_PER_QUEUE,
+    SHARED_SWEEP_MS,
+} from '../../packages/throttling/src/readiness/readiness-probe';
 import { REDIS_URL, describeRedis, uniquePrefix } from '../helpers/redis';
 
 /**
- * Two managers on one Redis frontier, as two crawler processes are: A adds links to a domain whose
+ * Two managers on one Redis frontier, as two crawler processes are, each with a queue per domain: A adds links to a domain whose
  * queue B also knows, while B is busy with a request of another domain. B must take A's links on
  * its next idle polls, not only once it has nothing in flight.
  */
@@ -27,7 +31,8 @@ describeRedis('a busy process takes the work others add to its domains (shared s
         storages.push(storageClient);
         const config = new Configuration({ storageClient, purgeOnStart: false, persistStorage: false });
         return new ThrottlingRequestManager(
-            { domains: 'all', delaySecs: 0, rampup: false, respectCrawlDelay: false, clock },
+            // Domain queues, which both processes open and add to (the shared layout keeps one queue).
+            { domains: 'all', queueLayout: 'perDomain', delaySecs: 0, rampup: false, respectCrawlDelay: false, clock },
             config,
         );
     };
@@ -93,6 +98,57 @@ describeRedis('a busy process takes the work others add to its domains (shared s
         clock.advance(1);
         expect(await b.isEmpty()).toBe(false);
         await a.markRequestHandled(first!);
+        await b.markRequestHandled(busy!);
+    });
+
+    const knows = (m: ThrottlingRequestManager, domain: string) => m.snapshot().some((d) => d.domain === domain);
+
+    /** Two processes' managers; B has a request of y.test in flight, so it is busy, not finished. */
+    const busyPair = async () => {
+        const a = manager();
+        const b = manager();
+        await b.addRequest({ url: 'http://y.test/0' });
+        return { a, b, busy: await b.fetchNextRequest() };
+    };
+
+    it('takes a domain only another process met, while its own request is in flight', async () => {
+        const { a, b, busy } = await busyPair();
+        // A meets z.test, which B never did: its queue is on the storage, unannounced.
+        await a.addRequest({ url: 'http://z.test/0' });
+        clock.advance(SHARED_ADOPT_MS);
+        expect(await b.isEmpty()).toBe(false);
+        expect((await b.fetchNextRequest())?.url).toBe('http://z.test/0');
+        await b.markRequestHandled(busy!);
+    });
+
+    it('leaves alone the empty queues of domains it does not know', async () => {
+        const { a, b, busy } = await busyPair();
+        await a.addRequest({ url: 'http://done.test/0' });
+        await a.markRequestHandled((await a.fetchNextRequest())!);
+        clock.advance(SHARED_ADOPT_MS);
+        expect(await b.isEmpty()).toBe(true);
+        expect(knows(b, 'done.test')).toBe(false);
+        await b.markRequestHandled(busy!);
+    });
+
+    it('lists the storage less often the more queues it holds', async () => {
+        const { a, b, busy } = await busyPair();
+        // 80 domains A crawled to the end: their queues stay on the storage, empty.
+        for (let i = 0; i < 80; i++) {
+            await a.addRequest({ url: `http://d${i}.test/0` });
+            await a.markRequestHandled((await a.fetchNextRequest())!);
+        }
+        clock.advance(SHARED_ADOPT_MS);
+        expect(await b.isEmpty()).toBe(true);
+        // Over 80 queues listed: the next look waits their per-queue share, well past a second.
+        await a.addRequest({ url: 'http://late.test/0' });
+        clock.advance(SHARED_ADOPT_MS);
+        await b.isEmpty();
+        expect(knows(b, 'late.test')).toBe(false);
+        // Room for the default queue and y.test's besides the 80 (and late.test's, not yet listed then).
+        clock.advance(90 * SHARED_ADOPT_MS_PER_QUEUE - SHARED_ADOPT_MS);
+        await b.isEmpty();
+        expect(knows(b, 'late.test')).toBe(true);
         await b.markRequestHandled(busy!);
     });
 });

@@ -74,3 +74,20 @@ export function scoreBroadWeb(web: PoliteWeb, pages: number) {
         robotsReads: web.log.filter((e) => e.path === '/robots.txt').length,
     };
 }
+
+/**
+ * What a broad crawl under a user's defaults must show: every page handled, none failed, no crawl
+ * delay broken, no refusal, and each site's robots.txt read before its pages.
+ */
+export function expectEveryPagePaced(
+    web: PoliteWeb,
+    pages: number,
+    crawl: { urls: string[]; handled: string[]; failed: string[] },
+) {
+    const { score, robotsFirst } = scoreBroadWeb(web, pages);
+    expect(crawl.failed).toEqual([]);
+    expect(new Set(crawl.handled)).toEqual(new Set(crawl.urls));
+    expect(score.totals.crawlDelayViolations).toBe(0);
+    expect(score.totals.refusals).toBe(0);
+    expect(robotsFirst).toBe(web.sites.length);
+}

@@ -4,6 +4,7 @@ import * as api from 'crawlee-throttling';
 import * as redisApi from 'crawlee-throttling/redis';
 
 import { LockFile } from '../../packages/throttling/src/shared-clock/lock-file';
+import { memoryConfig } from '../helpers/storage';
 
 // Every error a user can meet is exported, has a stable code, and extends either the package's base
 // class or the Crawlee error whose handling it needs (a critical stop, a free retry, no retry, a
@@ -41,6 +42,23 @@ describe("the package's errors", () => {
             expect(ownBase || crawleeBase).toBe(true);
         },
     );
+
+    test('misuse of the public API throws InvalidArgumentError, naming the call', async () => {
+        const clock = new api.ManualClock(1_000);
+        expect(() => clock.advance(-1)).toThrow(api.InvalidArgumentError);
+        expect(() => clock.set(10)).toThrow(/ManualClock\.set cannot go back in time \(10 < 1000\)/);
+        const manager = new api.ThrottlingRequestManager({ domains: 'all', clock }, memoryConfig());
+        expect(() => manager.recordPacingSignal('http://a.test/', undefined as never)).toThrow(
+            api.InvalidArgumentError,
+        );
+        const { Request } = await import('@crawlee/core');
+        await expect(manager.markRequestHandled(new Request({ url: 'http://a.test/x' }))).rejects.toThrow(
+            /was never handed out by this manager/,
+        );
+        await expect(manager.markRequestHandled(new Request({ url: 'http://a.test/x' }))).rejects.toMatchObject({
+            code: 'ERR_THROTTLING_INVALID_ARGUMENT',
+        });
+    });
 
     test("the file clock's lock held past its time limit fails with SharedClockError", () => {
         const clock = new api.ManualClock(0);

@@ -116,6 +116,7 @@ describe('the public surface', () => {
                 'CrawlDelayTooLongError',
                 'RobotsUnreachableError',
                 'InvalidDomainError',
+                'InvalidArgumentError',
                 'SharedClockError',
                 'StorageCallTimeoutError',
                 'CrawleeShapeError',

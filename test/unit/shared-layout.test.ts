@@ -79,17 +79,23 @@ describe("queueLayout 'shared': options", () => {
         expect(small.options.frontierWindowPerDomain).toBe(4);
     });
 
-    test("a storage shared live by several processes keeps 'perDomain' under domains: all", () => {
-        // The shared layout's window would hold requests locked in one process's memory.
+    test("a storage shared live by several processes gets 'shared' under domains: all, one per domain in the window", () => {
+        // A windowed request is locked in one process's memory: there each holds one per domain.
         const storageClient = Object.assign(new MemoryStorage({ persistStorage: false }), {
             sharesQueuesAcrossProcesses: true,
         });
         const config = new Configuration({ storageClient });
-        expect(new ThrottlingRequestManager({ domains: 'all' }, config).options.queueLayout).toBe('perDomain');
+        const shared = new ThrottlingRequestManager({ domains: 'all' }, config).options;
+        expect(shared.queueLayout).toBe('shared');
+        expect(shared.frontierWindowPerDomain).toBe(1);
         expect(
-            new ThrottlingRequestManager({ domains: 'all', queueLayout: 'shared' }, config).options.queueLayout,
-        ).toBe('shared');
-        expect(new ThrottlingRequestManager({ domains: 'all' }, memoryConfig()).options.queueLayout).toBe('shared');
+            new ThrottlingRequestManager({ domains: 'all', frontierWindowPerDomain: 5 }, config).options
+                .frontierWindowPerDomain,
+        ).toBe(5);
+        expect(new ThrottlingRequestManager({ domains: ['a.test'] }, config).options.queueLayout).toBe('perDomain');
+        const local = new ThrottlingRequestManager({ domains: 'all' }, memoryConfig()).options;
+        expect(local.queueLayout).toBe('shared');
+        expect(local.frontierWindowPerDomain).toBe(10);
     });
 
     test.each([

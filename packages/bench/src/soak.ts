@@ -49,6 +49,44 @@ export interface SoakResult {
     lagP50Ms: number;
     lagP99Ms: number;
     lagMaxMs: number;
+    /**
+     * Set when the time cap stopped the crawl: each domain with work left, as the throttler saw it
+     * then (times relative to the cap), so a stuck run says where it was stuck.
+     */
+    atCap?: CapSnapshot[];
+}
+
+/** One domain with work left when the time cap fired. */
+export interface CapSnapshot {
+    domain: string;
+    queued: number;
+    inFlight: number;
+    readyInMs: number;
+    intervalMs: number;
+    intervalReason: string;
+    backoffInMs: number;
+    backoffExponent: number;
+    refusals: number;
+    consecutiveErrors: number;
+}
+
+function capSnapshot(throttler: ThrottlingRequestManager): CapSnapshot[] {
+    const now = Date.now();
+    return throttler
+        .snapshot()
+        .filter((s) => s.queued > 0 || s.inFlight > 0)
+        .map((s) => ({
+            domain: s.domain,
+            queued: s.queued,
+            inFlight: s.inFlight,
+            readyInMs: s.readyAt - now,
+            intervalMs: s.intervalMs,
+            intervalReason: s.intervalReason,
+            backoffInMs: s.backoffUntil - now,
+            backoffExponent: s.backoffExponent,
+            refusals: s.refusals,
+            consecutiveErrors: s.consecutiveErrors,
+        }));
 }
 
 /** Unlimited sites first; the limited ones alternate 429 + Retry-After and 503 without it, their spells staggered. */
@@ -117,7 +155,7 @@ function crawler(web: PoliteWeb, ledger: SoakLedger, sites: number) {
         config,
     );
     throttler.attach(httpCrawler);
-    return httpCrawler;
+    return { crawler: httpCrawler, throttler };
 }
 
 const LAG_RESOLUTION_MS = 10;
@@ -166,7 +204,7 @@ export async function runSoak(o: SoakOptions, progress: (line: string) => void):
         );
         const startUrls = web.sites.slice(0, 2).map((s) => web.url(s.host, '/'));
         for (const url of startUrls) ledger.enqueued(url);
-        const c = crawler(web, ledger, o.sites);
+        const { crawler: c, throttler } = crawler(web, ledger, o.sites);
         const started = Date.now();
         const sampler = startSampler(web, ledger, o.sampleEveryMs, started);
         const ticker = setInterval(
@@ -174,8 +212,10 @@ export async function runSoak(o: SoakOptions, progress: (line: string) => void):
             15_000,
         );
         let timedOut = false;
+        let atCap: CapSnapshot[] | undefined;
         const cap = setTimeout(() => {
             timedOut = true;
+            atCap = capSnapshot(throttler);
             c.stop('benchmark time cap');
         }, o.timeoutMs);
         let finished = 0;
@@ -191,7 +231,7 @@ export async function runSoak(o: SoakOptions, progress: (line: string) => void):
         const wallMs = Date.now() - started;
         if (timedOut) await sleep(500);
         sampler.stop();
-        return summarize(o, ledger, sampler, { finished, failed, wallMs, timedOut, bareBytes });
+        return { ...summarize(o, ledger, sampler, { finished, failed, wallMs, timedOut, bareBytes }), atCap };
     } finally {
         log.setLevel(previousLevel);
         await web.close();

@@ -31,6 +31,7 @@ export {
     CrawlDelayTooLongError,
     RobotsUnreachableError,
     InvalidDomainError,
+    InvalidArgumentError,
     SharedClockError,
     StorageCallTimeoutError,
     CrawleeShapeError,

@@ -16,6 +16,7 @@ import type { Collaborators } from './orchestration/assemble';
 import { assemble } from './orchestration/assemble';
 import type { AttachableCrawler } from './integration/crawler-integration';
 import { attachCrawler } from './integration/crawler-integration';
+import { InvalidArgumentError } from './core/errors';
 import type { ThrottlingEvents, ThrottlingListener } from './core/throttling-events';
 import type { ResolvedThrottlingOptions } from './config/resolved-options';
 import type { ThrottlingRequestManagerOptions } from './options/options';
@@ -183,7 +184,7 @@ export class ThrottlingRequestManager implements IRequestManager {
     async isFinished(): Promise<boolean> {
         let readiness = await this.checkReadiness();
         // On storage shared by several processes, domain queues others opened meanwhile count too.
-        if (readiness.kind === 'finished' && (await this.parts.persister.adoptSharedQueues()) > 0)
+        if (readiness.kind === 'finished' && (await this.parts.persister.adoptSharedQueues()).adopted > 0)
             readiness = await this.checkReadiness();
         return this.parts.end.settle(readiness);
     }
@@ -238,7 +239,7 @@ export class ThrottlingRequestManager implements IRequestManager {
     recordPacingSignal(signalOrUrl: PacingSignal | string, v4Signal?: UrlLessPacingSignal): boolean {
         const { port } = this.parts;
         if (typeof signalOrUrl !== 'string') return port.recordPacingSignal(signalOrUrl);
-        if (!v4Signal) throw new TypeError('recordPacingSignal(url, signal): the signal is missing');
+        if (!v4Signal) throw new InvalidArgumentError('recordPacingSignal(url, signal): the signal is missing');
         return port.recordPacingSignal({ ...v4Signal, url: signalOrUrl } as PacingSignal);
     }
 

@@ -114,13 +114,13 @@ export function baseSettingsOf(
 /**
  * The queue layout and its bounds; window settings are refused where they would do nothing. A crawl
  * of every domain it meets gets `'shared'` unless told otherwise: it stays bounded however many
- * domains come, where `'perDomain'` stops at `maxThrottledDomains`. A list of domains is bounded by
- * the list, so it keeps one queue per domain. So does a storage shared by several processes: the
- * shared layout's window holds requests locked in one process's memory, where the others cannot
- * take them, while domain queues hand out a few at a time to every process.
+ * domains come, where `'perDomain'` stops at `maxThrottledDomains`. That holds on storage shared by
+ * several processes too: each process's window holds one request per domain (the rest wait in the
+ * domain's queue, open to every process), and a dead process's window comes back when its locks
+ * expire. A list of domains is bounded by the list, so it keeps one queue per domain.
  */
 function resolveLayout(o: ThrottlingRequestManagerOptions, sharedStorage: boolean) {
-    const queueLayout = o.queueLayout ?? defaultLayout(o.domains, sharedStorage);
+    const queueLayout = o.queueLayout ?? defaultLayout(o.domains);
     if (queueLayout !== 'shared') {
         const windowOption = (['frontierWindow', 'frontierWindowPerDomain'] as const).find((k) => o[k] !== undefined);
         if (windowOption) {
@@ -131,7 +131,8 @@ function resolveLayout(o: ThrottlingRequestManagerOptions, sharedStorage: boolea
     }
     const frontierWindow = o.frontierWindow ?? DEFAULTS.frontierWindow;
     const frontierWindowPerDomain =
-        o.frontierWindowPerDomain ?? Math.min(DEFAULTS.frontierWindowPerDomain, frontierWindow);
+        o.frontierWindowPerDomain ??
+        Math.min(DEFAULTS.frontierWindowPerDomain[sharedStorage ? 'sharedStorage' : 'local'], frontierWindow);
     if (frontierWindowPerDomain > frontierWindow) {
         throw new ThrottlingOptionsError(
             `Invalid ThrottlingRequestManager options: \`frontierWindowPerDomain\` (${frontierWindowPerDomain}) must not exceed \`frontierWindow\` (${frontierWindow})`,
@@ -142,8 +143,8 @@ function resolveLayout(o: ThrottlingRequestManagerOptions, sharedStorage: boolea
 }
 
 /** The layout used when none is chosen (see {@link resolveLayout}). */
-export function defaultLayout(domains: ThrottlingRequestManagerOptions['domains'], sharedStorage = false): QueueLayout {
-    return domains === 'all' && !sharedStorage ? 'shared' : 'perDomain';
+export function defaultLayout(domains: ThrottlingRequestManagerOptions['domains']): QueueLayout {
+    return domains === 'all' ? 'shared' : 'perDomain';
 }
 
 /** Every configured scope's policy and settings, by normalised key. */

@@ -1,3 +1,5 @@
+import { InvalidArgumentError } from './errors';
+
 /**
  * A source of wall-clock time in epoch milliseconds.
  *
@@ -30,14 +32,16 @@ export class ManualClock implements Clock {
 
     /** Moves time forward by `ms` (never backwards: deadlines must not be revisited). */
     advance(ms: number): number {
-        if (!(ms >= 0)) throw new RangeError(`ManualClock.advance expects a non-negative number of ms, got ${ms}`);
+        if (!(ms >= 0))
+            throw new InvalidArgumentError(`ManualClock.advance expects a non-negative number of ms, got ${ms}`);
         this.current += ms;
         return this.current;
     }
 
     /** Jumps to an absolute time, which must not be earlier than the current one. */
     set(ms: number): void {
-        if (ms < this.current) throw new RangeError(`ManualClock.set cannot go back in time (${ms} < ${this.current})`);
+        if (ms < this.current)
+            throw new InvalidArgumentError(`ManualClock.set cannot go back in time (${ms} < ${this.current})`);
         this.current = ms;
     }
 }

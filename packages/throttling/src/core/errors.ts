@@ -208,6 +208,16 @@ export class InvalidDomainError extends ThrottlingError {
 }
 
 /**
+ * A value given to a method of the public API (not an option) is not allowed: a `ManualClock` moved
+ * back, a request this manager never handed out, a shared clock's call out of range. The message
+ * names the method, the value and what is allowed.
+ */
+export class InvalidArgumentError extends ThrottlingError {
+    override name = 'InvalidArgumentError' as const;
+    readonly code = 'ERR_THROTTLING_INVALID_ARGUMENT' as const;
+}
+
+/**
  * A shared clock's store failed (Redis unreachable, timed out or a script error; a lock file held
  * too long): the message says which call, key or path.
  */

@@ -11,6 +11,7 @@ import type { SharedClockSync } from '../shared-clock/shared-clock-sync';
 import type { SharedLimits } from '../shared-clock/shared-limits';
 import type { Clock } from '../core/clock';
 import type { Handout, HandoutLedger } from './handout-ledger';
+import { InvalidArgumentError } from '../core/errors';
 
 /** What completing a request touches. */
 export interface CompletionTrackerDeps {
@@ -123,7 +124,10 @@ export class CompletionTracker {
         const entry = key === undefined ? undefined : registry.get(key);
         if (entry?.opened) return { source: entry.opened, domain: entry };
         const inner = registry.openedInner;
-        if (!inner) throw new Error(`ThrottlingRequestManager: ${request.url} was never handed out by this manager`);
+        if (!inner)
+            throw new InvalidArgumentError(
+                `ThrottlingRequestManager: ${request.url} was never handed out by this manager`,
+            );
         return { source: inner };
     }
 }

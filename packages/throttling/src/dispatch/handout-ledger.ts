@@ -42,9 +42,19 @@ export class HandoutLedger {
     private readonly handouts = new WeakMap<Request, Handout>();
     // retryCount of a refused request before the crawler's error handler raised it.
     private readonly throttledRetries = new WeakMap<Request, number>();
+    // Live handouts by request id, so a second copy of one (its lock ran out while storage was away,
+    // and the queue listed it again) is recognised.
+    private readonly liveIds = new Map<string, number>();
 
     record(request: Request, handout: Handout): void {
+        if (!this.handouts.has(request) && request.id)
+            this.liveIds.set(request.id, (this.liveIds.get(request.id) ?? 0) + 1);
         this.handouts.set(request, handout);
+    }
+
+    /** Whether a request with this id is handed out and not yet settled. */
+    holdsId(id: string): boolean {
+        return this.liveIds.has(id);
     }
 
     get(request: Request): Handout | undefined {
@@ -53,7 +63,10 @@ export class HandoutLedger {
 
     /** Forgets a handout once its queue took the request back. */
     settle(request: Request): void {
-        this.handouts.delete(request);
+        if (!this.handouts.delete(request) || !request.id) return;
+        const live = (this.liveIds.get(request.id) ?? 1) - 1;
+        if (live > 0) this.liveIds.set(request.id, live);
+        else this.liveIds.delete(request.id);
     }
 
     /** Marks a request refused by its domain: its reclaim restores `retryCount`. */

@@ -18,6 +18,8 @@ export class FrontierWindow {
     private held = 0;
     // Each domain's line, oldest first; a domain is here while at least one of its requests waits.
     private readonly linesOf = new Map<DomainQueue, Request[]>();
+    // Ids of the requests held, so a second copy of one listed again by `inner` is recognised.
+    private readonly ids = new Set<string>();
 
     constructor(
         readonly size: number,
@@ -50,6 +52,11 @@ export class FrontierWindow {
         return [...this.linesOf.values()].flat();
     }
 
+    /** Whether a request with this id waits here. */
+    holds(id: string): boolean {
+        return this.ids.has(id);
+    }
+
     /** No request may be taken from `inner` until one leaves. */
     get full(): boolean {
         return this.held >= this.size;
@@ -67,6 +74,7 @@ export class FrontierWindow {
     file(entry: DomainQueue, request: Request): void {
         this.lineOf(entry).push(request);
         this.held += 1;
+        if (request.id) this.ids.add(request.id);
         this.locks.track(request, entry);
     }
 
@@ -79,6 +87,7 @@ export class FrontierWindow {
         const request = line?.shift();
         if (!request) return undefined;
         this.held -= 1;
+        if (request.id) this.ids.delete(request.id);
         if (line!.length === 0) this.linesOf.delete(entry);
         const lockedUntil = this.locks.untrack(request) ?? 0;
         return { request, lockedUntil };
@@ -93,6 +102,7 @@ export class FrontierWindow {
     putBack(entry: DomainQueue, request: Request, lockedUntil: number): void {
         this.lineOf(entry).unshift(request);
         this.held += 1;
+        if (request.id) this.ids.add(request.id);
         this.locks.track(request, entry, lockedUntil);
     }
 
@@ -103,6 +113,7 @@ export class FrontierWindow {
         if (!line || at < 0) return;
         line.splice(at, 1);
         this.held -= 1;
+        if (request.id) this.ids.delete(request.id);
         entry.queued -= 1;
         if (line.length === 0) this.linesOf.delete(entry);
     }
@@ -121,6 +132,7 @@ export class FrontierWindow {
     clear(): void {
         for (const [entry, line] of this.linesOf) entry.queued -= line.length;
         this.linesOf.clear();
+        this.ids.clear();
         this.held = 0;
         this.locks.clear();
     }

@@ -47,6 +47,8 @@ export interface LayoutStrategy {
 
     /** Requests of `entry` waiting in the window. */
     windowed(entry: DomainQueue): number;
+    /** Whether a request with this id waits in the window. */
+    holdsWindowed(id: string): boolean;
     /** Takes the head of the key's window line; the caller hands it out (after {@link keepLock}) or puts it back. */
     takeWindowed(entry: DomainQueue): Windowed | undefined;
     /** Gives a request leaving the window a full lock time; false when the lock is lost. */

@@ -41,6 +41,10 @@ export class PerDomainLayout implements LayoutStrategy {
         return 0;
     }
 
+    holdsWindowed(): boolean {
+        return false;
+    }
+
     takeWindowed(): Windowed | undefined {
         return undefined;
     }

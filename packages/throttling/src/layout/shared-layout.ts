@@ -101,6 +101,10 @@ export class SharedLayout implements LayoutStrategy {
         return this.window.waiting(entry);
     }
 
+    holdsWindowed(id: string): boolean {
+        return this.window.holds(id);
+    }
+
     takeWindowed(entry: DomainQueue): Windowed | undefined {
         return this.window.take(entry);
     }

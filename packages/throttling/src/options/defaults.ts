@@ -57,7 +57,12 @@ export const DEFAULTS = {
         maxAgeSecs: 7 * 24 * 3600,
     },
     frontierWindow: 1_000,
-    frontierWindowPerDomain: 10,
+    /**
+     * Per process: on storage shared by several processes (`sharesQueuesAcrossProcesses`) a request in
+     * the window is out of the others' reach, so each holds one per domain and leaves the rest in
+     * the domain's queue, which every process takes from.
+     */
+    frontierWindowPerDomain: { local: 10, sharedStorage: 1 },
     /** A hard limit for `'perDomain'`; for `'shared'`, the bound of the state kept. */
     maxThrottledDomains: { perDomain: 100, shared: 10_000 },
 } as const;

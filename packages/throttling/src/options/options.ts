@@ -87,7 +87,7 @@ export interface ThrottlingRequestManagerOptions extends Omit<ScopeSettings, 'ba
      * up to a few hundred domains. `'shared'`: requests stay in `inner`; a bounded window of them waits
      * in memory, one line per domain, and a domain gets a queue of its own only when more of its
      * requests wait than `frontierWindowPerDomain`. For broad crawls; see docs/broad-crawls.md.
-     * @default 'shared' under `domains: 'all'`, 'perDomain' for a list of domains or on storage shared by several processes
+     * @default 'shared' under `domains: 'all'`, 'perDomain' for a list of domains
      */
     queueLayout?: QueueLayout;
     /**
@@ -99,8 +99,10 @@ export interface ThrottlingRequestManagerOptions extends Omit<ScopeSettings, 'ba
     frontierWindow?: number;
     /**
      * `queueLayout: 'shared'` only: most requests of one domain in the window. Further ones move into
-     * the domain's own `throttled-<domain>` queue, so one busy domain cannot fill the window.
-     * @default 10
+     * the domain's own `throttled-<domain>` queue, so one busy domain cannot fill the window. On
+     * storage shared by several processes (`RedisStorageClient`) the default is 1: what waits in one
+     * process's window is out of the others' reach, where its domain's queue serves them all.
+     * @default 10 (1 on storage shared by several processes)
      */
     frontierWindowPerDomain?: number;
     /**

@@ -382,6 +382,7 @@ function buildSignals(core: Core, flow: ReturnType<typeof buildFlow>) {
         windowed: (entry) => layout.windowed(entry),
         idle: () => wake.schedule(),
         sharedLive: options.storageSharedLive,
+        adoptShared: () => flow.persister.adoptSharedQueues(),
     });
     return { recorder, responses, completions, probe, clocksChanged: changed };
 }

@@ -60,6 +60,7 @@ export class InnerDrain {
             if (this.deps.layout.windowFull && !(await this.moveLongWaits(inner))) return null;
             const request = await inner.fetchNextRequest();
             if (!request) return null;
+            if (this.heldAlready(request)) continue;
             let entry: DomainQueue | null | undefined;
             try {
                 entry = await this.deps.intake.target(request, 'skip');
@@ -80,6 +81,21 @@ export class InnerDrain {
             if (!(await this.holdBack(entry, request, inner))) return null;
         }
         return null;
+    }
+
+    /**
+     * A second copy of a request this manager holds (in the window, or handed out and not yet
+     * settled): its lock in `inner` ran out while the storage was away, and `inner` listed it again.
+     * Handing it out would crawl the page twice; it is dropped, and the copy held settles it (marked
+     * handled, or reclaimed and so listed again).
+     */
+    private heldAlready(request: Request): boolean {
+        const { id } = request;
+        if (!id || !(this.deps.handouts.holdsId(id) || this.deps.layout.holdsWindowed(id))) return false;
+        this.deps.warnOnce(
+            `${request.url} came out of the queue again while this process held it (its lock ran out, the storage away?); the copy is dropped, not crawled twice.`,
+        );
+        return true;
     }
 
     /**

@@ -9,6 +9,7 @@ import type { DomainQueue } from '../core/domain-queue';
 import type { DomainRegistry } from '../queues/domain-registry';
 import { dropQueue } from '../queues/domain-registry';
 import { listStoredQueueNames } from '../queues/stored-queues';
+import type { Adoption } from '../queues/shared-queue-discovery';
 import { adoptSharedQueues } from '../queues/shared-queue-discovery';
 import type { LayoutStrategy } from '../layout/layout-strategy';
 import type { Clock } from '../core/clock';
@@ -107,9 +108,9 @@ export class StatePersister {
 
     /**
      * On storage shared live by several processes: reopens the domain queues others opened since
-     * this process started, so it serves them too; answers how many (see shared-queue-discovery).
+     * this process started, so it serves them too (see shared-queue-discovery).
      */
-    adoptSharedQueues(): Promise<number> {
+    adoptSharedQueues(): Promise<Adoption> {
         return adoptSharedQueues(this.deps.registry, this.deps.config, (key) => this.reopen(key));
     }
 

@@ -2,7 +2,7 @@ import type { Configuration } from '@crawlee/core';
 import { Configuration as CrawleeConfiguration } from '@crawlee/core';
 
 import type { DomainRegistry } from './domain-registry';
-import { listStoredQueueNames } from './stored-queues';
+import { listStoredQueues } from './stored-queues';
 
 /**
  * Whether the crawl's storage is shared live by several processes (a storage client says so with
@@ -16,22 +16,33 @@ export function storageSharedAcrossProcesses(config?: Configuration): boolean {
     return client?.sharesQueuesAcrossProcesses === true;
 }
 
+/** What one look for other processes' domain queues found. */
+export interface Adoption {
+    /** Queues reopened: unknown here, with requests not yet handled. */
+    adopted: number;
+    /** Queues the storage listed (the look's cost: a storage call each on RedisStorageClient). */
+    listed: number;
+}
+
 /**
  * Domain queues of this manager that other processes opened on the shared storage since this one
- * started (it reopened every stored queue then): each unknown one is reopened through `reopen`,
- * which registers and schedules it. Answers how many were found. Nothing to do on local storage.
+ * started (it reopened every stored queue then): each unknown one that holds requests not yet handled
+ * is reopened through `reopen`, which registers and schedules it. An empty one is left alone: it may
+ * be a domain this process evicted at rest, which would otherwise come back on every look. Nothing to
+ * do on local storage.
  */
 export async function adoptSharedQueues(
     registry: DomainRegistry,
     config: Configuration | undefined,
     reopen: (key: string) => Promise<void>,
-): Promise<number> {
-    if (!storageSharedAcrossProcesses(config)) return 0;
+): Promise<Adoption> {
+    if (!storageSharedAcrossProcesses(config)) return { adopted: 0, listed: 0 };
+    const queues = await listStoredQueues(config);
     const unknown: string[] = [];
-    for (const name of await listStoredQueueNames(config)) {
+    for (const [name, pending] of queues) {
         const key = registry.namespace.domainOf(name);
-        if (key !== undefined && registry.get(key)?.opened === undefined) unknown.push(key);
+        if (key !== undefined && pending !== 0 && registry.get(key)?.opened === undefined) unknown.push(key);
     }
     await Promise.all(unknown.map(reopen));
-    return unknown.length;
+    return { adopted: unknown.length, listed: queues.size };
 }

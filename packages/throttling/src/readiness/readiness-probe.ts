@@ -7,6 +7,7 @@ import type { DomainQueue } from '../core/domain-queue';
 import type { DomainRegistry } from '../queues/domain-registry';
 import type { Scheduler } from '../scheduling/scheduler';
 import type { Clock } from '../core/clock';
+import type { Adoption } from '../queues/shared-queue-discovery';
 import type { Readiness } from './readiness';
 import { readinessOf } from './readiness';
 
@@ -31,6 +32,8 @@ export interface ReadinessProbeDeps {
     idle(): void;
     /** The storage is shared live by several processes: others add to our domains' queues. */
     sharedLive?: boolean;
+    /** Opens the domain queues other processes opened since this one looked. */
+    adoptShared?(): Promise<Adoption>;
 }
 
 /**
@@ -42,6 +45,16 @@ export interface ReadinessProbeDeps {
 export const SHARED_SWEEP_MS = 250;
 
 /**
+ * On storage shared live, how often an idle poll looks for domain queues other processes opened (a
+ * listing of the storage's queues): every second, and at most one listed queue per
+ * {@link SHARED_ADOPT_MS_PER_QUEUE} on average, so a storage of many queues is listed less often.
+ * Their domains are ones this process never met: without the look it would serve them only once its
+ * own work ran out, however long the others take.
+ */
+export const SHARED_ADOPT_MS = 1_000;
+export const SHARED_ADOPT_MS_PER_QUEUE = 20;
+
+/**
  * Tells where the crawl stands without blocking: ready > stalled > waiting > finished. Runs on every
  * idle poll of the pool, so it asks a domain queue (a storage call; an API call on the Apify
  * platform) only before calling that domain stalled or the crawl finished.
@@ -49,6 +62,8 @@ export const SHARED_SWEEP_MS = 250;
 export class ReadinessProbe {
     // When the quiet queues were last asked for work other processes added (storage shared live).
     private sweptAt = -Infinity;
+    // When the storage may next be listed for domain queues other processes opened (storage shared live).
+    private adoptAt = -Infinity;
 
     constructor(private readonly deps: ReadinessProbeDeps) {}
 
@@ -59,6 +74,15 @@ export class ReadinessProbe {
         if (this.deps.scheduler.firstReady(now)) return false;
         if (this.deps.sharedLive && now - this.sweptAt >= SHARED_SWEEP_MS) {
             this.sweptAt = now;
+            if (this.deps.adoptShared && now >= this.adoptAt) {
+                this.adoptAt = Infinity;
+                let listed = 0;
+                try {
+                    ({ listed } = await this.deps.adoptShared());
+                } finally {
+                    this.adoptAt = now + Math.max(SHARED_ADOPT_MS, listed * SHARED_ADOPT_MS_PER_QUEUE);
+                }
+            }
             await this.uncountedWork(now, true);
             if (this.deps.scheduler.firstReady(now)) return false;
         }

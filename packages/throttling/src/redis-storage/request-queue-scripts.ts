@@ -91,8 +91,9 @@ const LIST_AND_LOCK = `${PRELUDE}
 reclaim()
 local limit, lockMs, client = tonumber(ARGV[1]), tonumber(ARGV[2]), ARGV[3]
 local expiry = now + lockMs
--- A client consumes the queue while the locks of its latest call may still be held: the clients set
--- scores each by that expiry, so a client that stops calling stops counting when its locks lapse.
+-- A client consumes the queue while the locks of its latest call (or prolonging) may still be held:
+-- the clients set scores each by that expiry, so a client that stops calling stops counting when its
+-- locks lapse.
 -- The caller locks its share of what is outstanding (pending and locked, over the consumers) less
 -- what it holds already, and at least one request: a client that took a queue's head before the
 -- others came leaves them the rest. Alone, it takes the whole limit without scanning the locks.
@@ -146,10 +147,14 @@ else
   redis.call('ZREM', order, id)
 end
 if forefront == '1' then at = place('1') end
-redis.call('ZADD', locks, now + lockMs, id)
+local expiry = now + lockMs
+redis.call('ZADD', locks, expiry, id)
 redis.call('HSET', lockinfo, id, at .. '|' .. client)
+-- Holding a lock is consuming the queue: the caller keeps counting in the fair share until it lapses.
+local counted = redis.call('ZSCORE', clients, client)
+if not counted or tonumber(counted) < expiry then redis.call('ZADD', clients, expiry, client) end
 touch(false)
-return now + lockMs
+return expiry
 `;
 
 /** ARGV: id, forefront, client key. Puts a locked request back where it was (or at the front). */

@@ -8,6 +8,7 @@ import type {
     SlotLease,
     TallyCounts,
 } from '../core/shared-limit-types';
+import { InvalidArgumentError } from '../core/errors';
 
 /**
  * Everything one key holds in a store that keeps it as one record (`FileDomainClock`): the two clocks,
@@ -141,24 +142,25 @@ export function decideTally(record: SharedKeyRecord, add: TallyCounts): Decision
     return { answer: { ...tally, ...(record.rate ? { rate: { ...record.rate } } : {}) }, record: { ...record, tally } };
 }
 
-/** Throws a RangeError naming the field unless both counts are whole numbers >= 0. */
+/** Throws an InvalidArgumentError naming the field unless both counts are whole numbers >= 0. */
 export function checkTally(add: TallyCounts): void {
     for (const field of ['dispatched', 'answered'] as const) {
         const value = add?.[field];
         if (!(Number.isSafeInteger(value) && value >= 0))
-            throw new RangeError(`tally ${field} must be a whole number >= 0, got ${String(value)}`);
+            throw new InvalidArgumentError(`tally ${field} must be a whole number >= 0, got ${String(value)}`);
     }
 }
 
-/** Throws a RangeError naming `what` unless `value` is a finite number > 0 (and whole, if asked). */
+/** Throws an InvalidArgumentError naming `what` unless `value` is a finite number > 0 (and whole, if asked). */
 export function checkPositive(what: string, value: number, whole: boolean): void {
     if (!(Number.isFinite(value) && value > 0 && (!whole || Number.isInteger(value))))
-        throw new RangeError(`${what} must be a ${whole ? 'whole ' : ''}number > 0, got ${String(value)}`);
+        throw new InvalidArgumentError(`${what} must be a ${whole ? 'whole ' : ''}number > 0, got ${String(value)}`);
 }
 
-/** Throws a RangeError naming `what` unless `value` is a finite number. */
+/** Throws an InvalidArgumentError naming `what` unless `value` is a finite number. */
 export function checkFinite(what: string, value: number): void {
-    if (!Number.isFinite(value)) throw new RangeError(`${what} must be a finite number, got ${String(value)}`);
+    if (!Number.isFinite(value))
+        throw new InvalidArgumentError(`${what} must be a finite number, got ${String(value)}`);
 }
 
 /** Checks a {@link RefusalPolicy}, naming the bad field. */
@@ -166,15 +168,17 @@ export function checkRefusalPolicy(policy: RefusalPolicy): void {
     checkPositive('recordRefusal baseMs', policy.baseMs, false);
     checkPositive('recordRefusal maxMs', policy.maxMs, false);
     if (policy.factor !== undefined && !(Number.isFinite(policy.factor) && policy.factor >= 1))
-        throw new RangeError(`recordRefusal factor must be a number >= 1, got ${String(policy.factor)}`);
+        throw new InvalidArgumentError(`recordRefusal factor must be a number >= 1, got ${String(policy.factor)}`);
     if (policy.waitMs !== undefined && !(Number.isFinite(policy.waitMs) && policy.waitMs >= 0))
-        throw new RangeError(`recordRefusal waitMs must be a number of ms >= 0, got ${String(policy.waitMs)}`);
+        throw new InvalidArgumentError(
+            `recordRefusal waitMs must be a number of ms >= 0, got ${String(policy.waitMs)}`,
+        );
 }
 
 /** Checks the arguments of a quota spend, naming the bad one. */
 export function checkSpend(cost: number, limit: number, windowMs: number): void {
     if (!(Number.isFinite(cost) && cost >= 0))
-        throw new RangeError(`spendQuota cost must be a number >= 0, got ${String(cost)}`);
+        throw new InvalidArgumentError(`spendQuota cost must be a number >= 0, got ${String(cost)}`);
     checkPositive('spendQuota limit', limit, false);
     checkPositive('spendQuota windowMs', windowMs, true);
 }
