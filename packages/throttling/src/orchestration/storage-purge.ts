@@ -9,7 +9,7 @@ import type { PacingRecorder } from '../dispatch/pacing-recorder';
 import type { Scheduler } from '../scheduling/scheduler';
 import { parsePersistedState } from '../persistence/persisted-state';
 import type { DomainRegistry } from '../queues/domain-registry';
-import { dropQueue } from '../queues/domain-registry';
+import { dropQueue } from '../queues/drop-queue';
 import { listStoredQueueNames } from '../queues/stored-queues';
 
 /** What purging forgets besides the queues. */

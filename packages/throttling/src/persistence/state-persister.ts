@@ -7,7 +7,7 @@ import type { PacingFloor } from '../pacing/pacing-floor';
 import { adoptSavedState, saveState } from '../pacing/domain-state-codec';
 import type { DomainQueue } from '../core/domain-queue';
 import type { DomainRegistry } from '../queues/domain-registry';
-import { dropQueue } from '../queues/domain-registry';
+import { dropQueue } from '../queues/drop-queue';
 import { listStoredQueueNames } from '../queues/stored-queues';
 import type { Adoption } from '../queues/shared-queue-discovery';
 import { adoptSharedQueues } from '../queues/shared-queue-discovery';

@@ -6,6 +6,7 @@ import type { ResolvedThrottlingOptions } from '../config/resolved-options';
 import type { ScopedSource, ScopeRouter } from '../scopes/scope-router';
 import { DomainQueue } from '../core/domain-queue';
 import { DomainRequestQueue, shrinkDedupCache } from './domain-request-queue';
+import { dropQueue } from './drop-queue';
 import type { KeyRules } from './key-rules';
 import { QueueNamespace } from './queue-namespace';
 import { localQueuesDirectory, releaseDeadProcessLocks } from './stale-locks';
@@ -243,9 +244,4 @@ export class DomainRegistry {
 
 function forwardOne(queue: IRequestManager, key: ForwardedSetting, value: number | undefined): void {
     if (value !== undefined) (queue as unknown as Record<string, unknown>)[key] = value;
-}
-
-export async function dropQueue(queue: IRequestManager): Promise<void> {
-    const droppable = queue as IRequestManager & { drop?: () => Promise<void> };
-    if (typeof droppable.drop === 'function') await droppable.drop();
 }
