@@ -25,62 +25,19 @@ import type { DeliverySample } from './delivery-points';
 import { clamp } from './rate-values';
 import { adaptiveData, parseAdaptiveData } from './adaptive-data';
 import type { AdaptiveData } from './adaptive-data';
-
-/**
- * The pace as a share of the rate measured: just under it, so that jitter and a clock's rounding do
- * not overrun the site (BBR's cruising gain). Also how full a window must be to count as held by the
- * pace, and how close to the refused pace the pace counts as there.
- */
-export const PACE_GAIN = 0.95;
-/**
- * A window median above this multiple of the least response time is a queue at the site. The goal is
- * a median within 1.5× of the site's unloaded one; Gradient2 uses the same tolerance.
- */
-export const LATENCY_TOLERANCE = 1.5;
-/**
- * Response times are judged against at least this (ms): below it, a median a few times the least one
- * is the crawler's own timing (its event loop, a loaded machine) as much as the site's. B5 judges the
- * response ratio against the same floor.
- */
-export const JITTER_FLOOR_MS = 50;
-/**
- * How long estimates hold before they are measured again: the least response time, the knee of the
- * slots, and the lowest refused pace (relaxed after it, so a site that got faster or a limit that
- * changed is found). Envoy's adaptive concurrency re-samples its minimum on about this scale.
- */
-export const PERIOD_MS = 30_000;
-/** How far from the pace towards the refused pace a quiet window steps, and how far a relaxed bound moves up. */
-export const PROBE_STEP = 0.25;
-/** A refused bound is relaxed only after this many requests too: one probe's refusal per 200 is ½ % at most. */
-export const RELAX_DISPATCHES = 200;
-/** Least answers in a window before its median says anything. */
-export const MIN_WINDOW_ANSWERS = 3;
-/** What a refusal without a server-given wait is read as at the first refusal (as `Retry-After: 1`). */
-export const BARE_REFUSAL_MS = 1_000;
-/**
- * Fewer requests than this waiting in the scope: no probing above a refused pace (the few left would
- * not gain the time a probe's refusal costs).
- */
-export const MIN_BACKLOG_TO_PROBE = 15;
-/** A refused share that kept this much of itself after a cut did not fall because of it. */
-export const BACKGROUND_HELD = 0.8;
-/**
- * A one-token bucket refuses every other request at any pace above its rate: a share this high is the
- * pace's doing, never a background share.
- */
-export const MAX_BACKGROUND_SHARE = 0.5;
-
-/** A pace cut on trial: the bounds before it, and the share of dispatches refused that led to it. */
-interface CutOnTrial {
-    rate: number;
-    safeRate: number;
-    unsafeRate: number;
-    share: number;
-    dispatched: number;
-    refusals: number;
-    /** The pace cut to: refusals above it are a probe's, not the trial's. */
-    cutTo: number;
-}
+import { CutTrial } from './cut-trial';
+import {
+    BARE_REFUSAL_MS,
+    JITTER_FLOOR_MS,
+    LATENCY_TOLERANCE,
+    MAX_BACKGROUND_SHARE,
+    MIN_BACKLOG_TO_PROBE,
+    MIN_WINDOW_ANSWERS,
+    PACE_GAIN,
+    PERIOD_MS,
+    PROBE_STEP,
+    RELAX_DISPATCHES,
+} from './pace-learner-constants';
 
 export class PaceLearner implements AdaptiveData {
     readonly kind = 'adaptive';
@@ -137,9 +94,8 @@ export class PaceLearner implements AdaptiveData {
     private burstSeen = Number.POSITIVE_INFINITY;
     // Requests the site last announced left in its quota (RateLimit headers); Infinity: none announced.
     private quotaLeft = Number.POSITIVE_INFINITY;
-    // The last cut, judged by the refusals after it; the share found to be refused whatever the pace.
-    private trial: CutOnTrial | undefined;
-    private backgroundShare = 0;
+    // The last cut, judged by the refusals after it (refusals that come whatever the pace do not cut).
+    private readonly trial = new CutTrial();
 
     /** `initialRate`: a pace to start from instead of unpaced (Infinity). */
     constructor(initialRate = Number.POSITIVE_INFINITY) {
@@ -217,7 +173,7 @@ export class PaceLearner implements AdaptiveData {
             // Refused at a pace a quiet window proved, only with more in flight than one proved: the
             // slots' doing (now capped below them), not the pace's. Both raised: both step back.
             emptyBucket = false;
-        } else if (this.followsThePace(1 / run, this.rate)) {
+        } else if (this.trial.follows(1 / run, this.rate, this.dispatched, (before) => Object.assign(this, before))) {
             this.cut(now, 1 / run);
         } else emptyBucket = false;
         // A refusal that does not follow the pace leaves the window as it was: it may still prove the
@@ -274,33 +230,6 @@ export class PaceLearner implements AdaptiveData {
         this.points.notePace(this.rate);
     }
 
-    /**
-     * Whether a refusal at a refused share `share` (one over the dispatches since the previous one)
-     * should cut the pace. A cut on trial whose share did not fall (kept `BACKGROUND_HELD` of it) after
-     * two refusals is undone: those refusals come whatever the pace, and their share no longer cuts.
-     */
-    private followsThePace(share: number, pace: number): boolean {
-        const trial = this.trial;
-        // Refused at a pace clearly above the one cut to: a probe found the bound, which says nothing of
-        // the cut (a probe's small step above it still leaves the trial open).
-        if (trial && pace > trial.cutTo / PACE_GAIN) this.trial = undefined;
-        else if (trial) {
-            trial.refusals += 1;
-            const since = trial.refusals / Math.max(1, this.dispatched - trial.dispatched);
-            if (since < trial.share * BACKGROUND_HELD) this.trial = undefined;
-            else if (trial.refusals < 2) return false;
-            else {
-                this.trial = undefined;
-                this.backgroundShare = Math.max(this.backgroundShare, Math.min(trial.share, since));
-                this.rate = trial.rate;
-                this.safeRate = trial.safeRate;
-                this.unsafeRate = trial.unsafeRate;
-                return false;
-            }
-        }
-        return !(this.backgroundShare > 0 && share <= this.backgroundShare / BACKGROUND_HELD);
-    }
-
     /** Refused at the pace: just under the delivery rate since the bucket was last empty. */
     private cut(now: number, share: number): void {
         const refused = this.rate;
@@ -320,9 +249,8 @@ export class PaceLearner implements AdaptiveData {
         this.heldRate = 0;
         this.setPace(now, estimate, settled ? Math.min(refused, estimate / PACE_GAIN) : refused);
         // On trial only when cut under what the site delivered: a bucket then stops refusing.
-        const trial = { rate, safeRate, unsafeRate, share, dispatched, refusals: 0, cutTo: this.rate };
         const judged = share < MAX_BACKGROUND_SHARE && sample !== undefined && this.rate <= sample.rate;
-        this.trial = judged ? trial : undefined;
+        this.trial.begin({ rate, safeRate, unsafeRate }, this.rate, share, dispatched, judged);
     }
 
     /** Paces just under `measured`, with `refused` (a pace the site refused or queued at) as the bound. */
@@ -386,8 +314,7 @@ export class PaceLearner implements AdaptiveData {
         const allowed = (span * this.rate) / 1000;
         if (!Number.isFinite(this.rate) || this.windowDispatches + 1 < allowed * PACE_GAIN) return;
         // Twice the run that led to the cut without a refusal: the share fell, the cut followed the pace.
-        const trial = this.trial;
-        if (trial && (this.dispatched - trial.dispatched) * trial.share >= 2) this.trial = undefined;
+        this.trial.onQuiet(this.dispatched);
         this.quietRate = this.rate;
         this.safeRate = Math.max(this.safeRate, Math.min(this.rate, this.unsafeRate * PACE_GAIN));
         this.raiseOnQuiet(now);
@@ -397,7 +324,7 @@ export class PaceLearner implements AdaptiveData {
     private raiseOnQuiet(now: number): void {
         if (!Number.isFinite(this.unsafeRate)) this.rate = clamp(this.rate * 2, this.policy);
         // A cut on trial holds until judged; a few requests left would not gain what a probe costs.
-        else if (this.trial || this.backlog < MIN_BACKLOG_TO_PROBE) return;
+        else if (this.trial.open || this.backlog < MIN_BACKLOG_TO_PROBE) return;
         else if (this.rate < this.unsafeRate * PACE_GAIN)
             this.rate = clamp(
                 Math.min(this.unsafeRate * PACE_GAIN, this.rate + (this.unsafeRate - this.rate) * PROBE_STEP),

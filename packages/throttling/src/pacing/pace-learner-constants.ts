@@ -1,0 +1,47 @@
+/**
+ * The pace learner's named constants, each with its reason (docs/rampup.md lists them too). Rates
+ * are requests per second, times ms.
+ */
+/**
+ * The pace as a share of the rate measured: just under it, so that jitter and a clock's rounding do
+ * not overrun the site (BBR's cruising gain). Also how full a window must be to count as held by the
+ * pace, and how close to the refused pace the pace counts as there.
+ */
+export const PACE_GAIN = 0.95;
+/**
+ * A window median above this multiple of the least response time is a queue at the site. The goal is
+ * a median within 1.5× of the site's unloaded one; Gradient2 uses the same tolerance.
+ */
+export const LATENCY_TOLERANCE = 1.5;
+/**
+ * Response times are judged against at least this (ms): below it, a median a few times the least one
+ * is the crawler's own timing (its event loop, a loaded machine) as much as the site's. B5 judges the
+ * response ratio against the same floor.
+ */
+export const JITTER_FLOOR_MS = 50;
+/**
+ * How long estimates hold before they are measured again: the least response time, the knee of the
+ * slots, and the lowest refused pace (relaxed after it, so a site that got faster or a limit that
+ * changed is found). Envoy's adaptive concurrency re-samples its minimum on about this scale.
+ */
+export const PERIOD_MS = 30_000;
+/** How far from the pace towards the refused pace a quiet window steps, and how far a relaxed bound moves up. */
+export const PROBE_STEP = 0.25;
+/** A refused bound is relaxed only after this many requests too: one probe's refusal per 200 is ½ % at most. */
+export const RELAX_DISPATCHES = 200;
+/** Least answers in a window before its median says anything. */
+export const MIN_WINDOW_ANSWERS = 3;
+/** What a refusal without a server-given wait is read as at the first refusal (as `Retry-After: 1`). */
+export const BARE_REFUSAL_MS = 1_000;
+/**
+ * Fewer requests than this waiting in the scope: no probing above a refused pace (the few left would
+ * not gain the time a probe's refusal costs).
+ */
+export const MIN_BACKLOG_TO_PROBE = 15;
+/** A refused share that kept this much of itself after a cut did not fall because of it. */
+export const BACKGROUND_HELD = 0.8;
+/**
+ * A one-token bucket refuses every other request at any pace above its rate: a share this high is the
+ * pace's doing, never a background share.
+ */
+export const MAX_BACKGROUND_SHARE = 0.5;
