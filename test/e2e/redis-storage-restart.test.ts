@@ -1,7 +1,7 @@
 import { startPoliteWeb } from '@crawlee-throttling/polite-web';
 import type { PoliteWeb } from '@crawlee-throttling/polite-web';
 
-import { RedisStorageClient } from 'crawlee-throttling/redis';
+import { RedisStorageClient, RedisUnavailableError } from 'crawlee-throttling/redis';
 
 import type { FrontierWorker } from '../helpers/frontier-workers';
 import { countUrls, startFrontierWorker, whenHandled } from '../helpers/frontier-workers';
@@ -166,15 +166,17 @@ describeOwnRedis('RedisStorageClient calls while Redis restarts', () => {
         expect((await queue.get())!.pendingRequestCount).toBe(3);
     }, 30_000);
 
-    it('fails a call with a RedisStorageError naming outageMs when Redis stays away', async () => {
+    it('fails a call with a RedisUnavailableError naming outageMs when Redis stays away', async () => {
         redis = await OwnRedis.start({ appendonly: false });
         client = new RedisStorageClient({ url: redis.url, prefix: 'calls', outageMs: 800 });
         const queue = await openQueue();
         await redis.kill();
         const startedAt = Date.now();
-        await expect(queue.listAndLockHead({ limit: 1, lockSecs: 60 })).rejects.toThrow(
+        const call = queue.listAndLockHead({ limit: 1, lockSecs: 60 });
+        await expect(call).rejects.toThrow(
             /listAndLockHead of request queue .*: Redis did not answer for 800 ms \(outageMs\)/,
         );
+        await expect(call).rejects.toBeInstanceOf(RedisUnavailableError);
         expect(Date.now() - startedAt).toBeGreaterThanOrEqual(800);
         expect(Date.now() - startedAt).toBeLessThan(5_000);
     }, 30_000);
@@ -186,9 +188,11 @@ describeOwnRedis('RedisStorageClient calls while Redis restarts', () => {
         await queue.addRequest(request(1));
         await redis.kill();
         await redis.start();
-        await expect(queue.listAndLockHead({ limit: 1, lockSecs: 60 })).rejects.toThrow(
+        const call = queue.listAndLockHead({ limit: 1, lockSecs: 60 });
+        await expect(call).rejects.toThrow(
             /does not exist \(it was there before: .*Redis restarted without persistence/,
         );
+        await expect(call).rejects.toBeInstanceOf(RedisUnavailableError);
         // Adding links to the lost queue fails loudly too (not "unprocessed", which Crawlee skips).
         await expect(queue.batchAddRequests([request(2)])).rejects.toThrow(/does not exist/);
     }, 30_000);

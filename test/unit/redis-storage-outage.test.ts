@@ -1,8 +1,14 @@
 import { EventEmitter } from 'node:events';
 
+import { BasicCrawler } from '@crawlee/basic';
+
 import { ManualClock } from '../../packages/throttling/src/core/clock';
 import { OutagePatience, isOutage } from '../../packages/throttling/src/redis-storage/outage-patience';
-import { RedisStorageError } from '../../packages/throttling/src/redis-storage/redis-storage-error';
+import {
+    RedisStorageError,
+    RedisUnavailableError,
+} from '../../packages/throttling/src/redis-storage/redis-storage-error';
+import { memoryConfig } from '../helpers/storage';
 
 const named = (name: string, message: string) => Object.assign(new Error(message), { name });
 
@@ -34,7 +40,33 @@ describe('OutagePatience', () => {
         await expect(failure).rejects.toThrow(
             'listAndLockHead of request queue q: Redis did not answer for 0 ms (outageMs) (Reached the max retries',
         );
-        await expect(failure).rejects.toMatchObject({ cause });
+        await expect(failure).rejects.toMatchObject({ cause, code: 'ERR_THROTTLING_REDIS_UNAVAILABLE' });
+        await expect(failure).rejects.toBeInstanceOf(RedisUnavailableError);
         expect(attempt).toHaveBeenCalledTimes(1);
+    });
+});
+
+describe('Redis gone for the crawl', () => {
+    // A storage call in a request handler (enqueueLinks, pushData) that meets the outage: Crawlee
+    // retries a request whose handler failed, unless the error is critical. Retried, the crawl would
+    // go on against a frontier that is not there, or end "successfully" once Redis is back.
+    it.each([
+        ['gave up after outageMs', 'Redis did not answer for 1000 ms (outageMs)'],
+        ['came back without the queue', 'request queue q does not exist (it was there before: …)'],
+    ])('ends the crawl from a request handler (%s), with no retry', async (_label, message) => {
+        let runs = 0;
+        const crawler = new BasicCrawler(
+            {
+                maxRequestRetries: 3,
+                requestHandler: async () => {
+                    runs += 1;
+                    throw new RedisUnavailableError(`batchAddRequests of request queue q: ${message}`);
+                },
+            },
+            memoryConfig(),
+        );
+        await expect(crawler.run(['http://a.test/'])).rejects.toBeInstanceOf(RedisUnavailableError);
+        // Not retried (4 runs): Crawlee may start the request once more before its pool stops.
+        expect(runs).toBeLessThanOrEqual(2);
     });
 });

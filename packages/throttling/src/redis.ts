@@ -3,7 +3,7 @@
 // without ioredis installed.
 export { RedisStorageClient } from './redis-storage/redis-storage-client';
 export type { RedisStorageClientOptions, RedisStorageConnection } from './redis-storage/redis-storage-options';
-export { RedisStorageError } from './redis-storage/redis-storage-error';
+export { RedisStorageError, RedisUnavailableError } from './redis-storage/redis-storage-error';
 export { MissingRedisDriverError } from './shared-clock/load-ioredis';
 export { RedisDomainClock, SharedClockError } from './shared-clock/redis-domain-clock';
 export type { RedisDomainClockOptions, RedisClockClient } from './shared-clock/redis-clock-options';

@@ -245,6 +245,18 @@ export class RedisStorageError extends ThrottlingError {
     readonly code = 'ERR_THROTTLING_REDIS_STORAGE' as const;
 }
 
+/**
+ * Redis is gone for this crawl: it did not answer for `outageMs`, or it came back without a storage
+ * the crawl had opened (restarted without persistence). Extends Crawlee's `CriticalError`, so the
+ * crawl ends with it from any call, one in a request handler (`enqueueLinks`, `pushData`) included,
+ * instead of retrying requests against a frontier that is not there. What Redis still holds stays:
+ * run the crawl again once Redis is back.
+ */
+export class RedisUnavailableError extends CriticalError {
+    override name = 'RedisUnavailableError' as const;
+    readonly code = 'ERR_THROTTLING_REDIS_UNAVAILABLE' as const;
+}
+
 /** `ioredis` is not installed: the Redis entry point needs it (an optional peer dependency). */
 export class MissingRedisDriverError extends ThrottlingError {
     override name = 'MissingRedisDriverError' as const;

@@ -1,5 +1,5 @@
 import type { Clock } from '../core/clock';
-import { RedisStorageError } from './redis-storage-error';
+import { RedisStorageError, RedisUnavailableError } from './redis-storage-error';
 
 /** What the patience needs of a connection: its status, and its `ready` event after a reconnect. */
 export interface ReconnectingConnection {
@@ -33,7 +33,7 @@ export function isOutage(error: unknown): boolean {
 /**
  * Rides a storage call through a Redis outage: a call that fails because Redis is away (the
  * connection dropped, a restart, a server still loading its data) is made again once ioredis has
- * reconnected, until `outageMs` after its first attempt; then it fails with a RedisStorageError
+ * reconnected, until `outageMs` after its first attempt; then it fails with a RedisUnavailableError
  * saying how long Redis was away. Answers of Redis (a script's error) fail at once.
  *
  * Every storage call may be made twice: the queue's scripts are safe to repeat (an add or update is
@@ -64,9 +64,9 @@ export class OutagePatience {
         }
     }
 
-    private gaveUp(what: string, cause: unknown): RedisStorageError {
+    private gaveUp(what: string, cause: unknown): RedisUnavailableError {
         const reason = cause instanceof Error ? cause.message : String(cause);
-        return new RedisStorageError(
+        return new RedisUnavailableError(
             `${what}: Redis did not answer for ${this.outageMs} ms (outageMs) (${reason}). ` +
                 'What Redis holds stays there: run the crawl again once Redis is back, and it resumes.',
             { cause },
@@ -94,6 +94,10 @@ export class OutagePatience {
 /** The error beneath the storage's own wrapping (storageError keeps the original as `cause`). */
 function rootCause(error: unknown): unknown {
     let current = error;
-    while (current instanceof RedisStorageError && current.cause !== undefined) current = current.cause;
+    while (
+        (current instanceof RedisStorageError || current instanceof RedisUnavailableError) &&
+        current.cause !== undefined
+    )
+        current = current.cause;
     return current;
 }

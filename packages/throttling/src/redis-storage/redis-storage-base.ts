@@ -1,7 +1,7 @@
 import type { Clock } from '../core/clock';
 import type { OutagePatience } from './outage-patience';
 import type { RedisStorageConnection } from './redis-storage-options';
-import { GONE, RedisStorageError } from './redis-storage-error';
+import { GONE, RedisStorageError, RedisUnavailableError } from './redis-storage-error';
 import type { StorageRegistry } from './storage-registry';
 import type { StorageKeys, StorageKind } from './storage-keys';
 import { storageKeys } from './storage-keys';
@@ -84,11 +84,11 @@ export abstract class RedisStorageBase<Info extends { id: string; name?: string 
         return keys;
     }
 
-    protected missing(what: string): RedisStorageError {
+    protected missing(what: string): RedisStorageError | RedisUnavailableError {
         const which = `${KIND_NAMES[this.kind]} ${this.idOrName}`;
-        // Found once, missing now: deleted, or lost with a Redis that kept nothing.
-        const why = this.resolvedId === undefined ? '' : ` (${GONE})`;
-        return new RedisStorageError(`${what}: ${which} does not exist${why}`);
+        if (this.resolvedId === undefined) return new RedisStorageError(`${what}: ${which} does not exist`);
+        // Found once, missing now: deleted, or lost with a Redis that kept nothing; the crawl cannot go on.
+        return new RedisUnavailableError(`${what}: ${which} does not exist (${GONE})`);
     }
 
     /** Renames the storage when `newName` differs from its name. */

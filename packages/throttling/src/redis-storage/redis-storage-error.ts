@@ -1,6 +1,6 @@
-import { RedisStorageError } from '../core/errors';
+import { RedisStorageError, RedisUnavailableError } from '../core/errors';
 
-export { RedisStorageError } from '../core/errors';
+export { RedisStorageError, RedisUnavailableError } from '../core/errors';
 
 /** Why a storage this client had found is no longer on Redis. */
 export const GONE =
@@ -16,9 +16,14 @@ const REASONS: Record<string, string> = {
     ERR_LOCKED_BY_ANOTHER_CLIENT: 'another client holds the lock on this request',
 };
 
-/** Rewrites a script's error reply (or a connection error) as a RedisStorageError naming `what`. */
-export function storageError(what: string, error: unknown): RedisStorageError {
+/**
+ * Rewrites a script's error reply (or a connection error) as an error naming `what`: a queue gone
+ * from Redis is a RedisUnavailableError (the crawl cannot go on), anything else a RedisStorageError.
+ */
+export function storageError(what: string, error: unknown): RedisStorageError | RedisUnavailableError {
     const message = error instanceof Error ? error.message : String(error);
     const code = Object.keys(REASONS).find((c) => message.includes(c));
-    return new RedisStorageError(`${what}: ${code ? REASONS[code] : message}`, { cause: error });
+    const text = `${what}: ${code ? REASONS[code] : message}`;
+    if (code === 'ERR_QUEUE_NOT_FOUND') return new RedisUnavailableError(text, { cause: error });
+    return new RedisStorageError(text, { cause: error });
 }

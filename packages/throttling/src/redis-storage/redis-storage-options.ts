@@ -36,7 +36,7 @@ export interface RedisStorageClientOptions {
     /**
      * How long a storage call waits for Redis to come back when the connection drops or Redis
      * restarts: the call is made again once ioredis has reconnected, until this long after its
-     * first attempt, and then fails with a RedisStorageError. 0 fails at the first lost connection.
+     * first attempt, and then fails with a RedisUnavailableError (a Crawlee `CriticalError`: the crawl ends). 0 fails at the first lost connection.
      * @default 30000
      */
     outageMs?: number;
