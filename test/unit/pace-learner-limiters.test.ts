@@ -65,6 +65,21 @@ describe('nginx limit_req', () => {
         expect(r.makespanMs).toBeLessThanOrEqual(1.15 * oracle.makespanMs);
     });
 
+    test('without nodelay at a slow rate (answers held longer than a window): the slots do not grow unmeasured', async () => {
+        // nginx holds up to 10 requests for up to 20 s: a window's own requests are answered after it
+        // ends. Taken as quiet, such windows doubled the slots to 8 and every answer waited seconds.
+        const site: SimSite = {
+            host,
+            latencyMs: 20,
+            limiter: { kind: 'limit-req', rate: 0.5, burst: 10, nodelay: false },
+        };
+        const r = await simulateCrawl([site], 40);
+        expect(r.done).toBe(40);
+        expect(refusedAt(r)).toBe(0);
+        expect(r.maxInFlight).toBe(1);
+        expect(r.responseRatio.get(host)!).toBeLessThan(50);
+    });
+
     test('with nodelay (a bucket of burst + 1): at most 5 %% refused, within 1.3x the oracle', async () => {
         const site: SimSite = { host, latencyMs: 20, limiter: { kind: 'limit-req', rate: 5, burst: 5, nodelay: true } };
         const r = await simulateCrawl([site], 150);

@@ -275,8 +275,11 @@ export class PaceLearner implements AdaptiveData {
     private maybeCloseWindow(now: number): void {
         const answers = this.times.windowCount;
         if (now - this.windowStart < this.policy.windowMs) return;
-        if (answers < MIN_WINDOW_ANSWERS && this.windowDispatches < MIN_WINDOW_ANSWERS) return;
-        // Too few answers for a median (answers slower than the window): no verdict on queueing.
+        // Too few answers for a median (answers slower than the window): no verdict on queueing. A
+        // window the slots held back waits for one, as slots grow only on it: answers a limiter holds
+        // for seconds (nginx without nodelay) come after the window, and are the queue to see.
+        if (answers < MIN_WINDOW_ANSWERS && (this.windowDispatches < MIN_WINDOW_ANSWERS || this.slotBoundInWindow))
+            return;
         const median = answers >= MIN_WINDOW_ANSWERS ? this.times.windowMedian() : 0;
         const least = Math.max(this.times.minMs, JITTER_FLOOR_MS);
         const queued = median > least * LATENCY_TOLERANCE;
