@@ -80,6 +80,22 @@ describe('nginx limit_req', () => {
         expect(r.responseRatio.get(host)!).toBeLessThan(50);
     });
 
+    test('without nodelay, a queue a faster start left standing is drained: answers at their unloaded time', async () => {
+        // The first pace learned (4.6 req/s) is over the rate; just under it (3.9) the queue nginx holds
+        // would drain at 0.2 req/s, slower than the whole crawl.
+        const site: SimSite = {
+            host,
+            latencyMs: 29,
+            limiter: { kind: 'limit-req', rate: 4.14, burst: 6, nodelay: false },
+        };
+        const r = await simulateCrawl([site], 40);
+        const oracle = await simulateOracle([site], 40);
+        expect(r.done).toBe(40);
+        expect(refusedAt(r)).toBe(0);
+        expect(r.responseRatio.get(host)!).toBeLessThanOrEqual(1.5);
+        expect(r.makespanMs).toBeLessThanOrEqual(1.15 * oracle.makespanMs);
+    });
+
     test('with nodelay (a bucket of burst + 1): at most 5 %% refused, within 1.3x the oracle', async () => {
         const site: SimSite = { host, latencyMs: 20, limiter: { kind: 'limit-req', rate: 5, burst: 5, nodelay: true } };
         const r = await simulateCrawl([site], 150);

@@ -45,3 +45,9 @@ export const BACKGROUND_HELD = 0.8;
  * pace's doing, never a background share.
  */
 export const MAX_BACKGROUND_SHARE = 0.5;
+/**
+ * A queue standing at the site is drained by slowing the pace for a window, by at most this share:
+ * enough to clear in a window a queue that holds half of it, without halting a site for a noisy median
+ * (BBR drains at about a third of its rate for one round).
+ */
+export const MAX_DRAIN = 0.5;

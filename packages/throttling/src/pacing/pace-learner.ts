@@ -11,7 +11,9 @@
  * - Pace starts unpaced. A refusal, an announced empty quota, or a queue at one slot (a limiter that
  *   delays rather than refuses) sets it just under the delivery rate (`PACE_GAIN`, as BBR cruises just
  *   under the bottleneck rate). Quiet windows double it while no pace was refused, then step towards
- *   the lowest refused pace; that bound is relaxed now and then so a faster site is found.
+ *   the lowest refused pace; that bound is relaxed now and then so a faster site is found. A queue
+ *   left standing at the site while the pace spaced the requests is drained (BBR's drain): the pace
+ *   drops for a window, then returns to the safe one.
  * - A refusal share that does not fall after a cut says the refusals do not follow the pace: the cut
  *   is undone and that share is not answered by cuts again.
  *
@@ -31,6 +33,7 @@ import {
     JITTER_FLOOR_MS,
     LATENCY_TOLERANCE,
     MAX_BACKGROUND_SHARE,
+    MAX_DRAIN,
     MIN_BACKLOG_TO_PROBE,
     MIN_WINDOW_ANSWERS,
     PACE_GAIN,
@@ -292,8 +295,20 @@ export class PaceLearner implements AdaptiveData {
             // the pace, not the slot, spaced the requests cost nothing and says nothing of the pace.
             const delivered = (answers * 1000) / (now - this.windowStart);
             if (!(this.rate <= delivered * PACE_GAIN)) this.setPace(now, delivered, Math.min(this.rate, delivered));
-        } else if (!queued && !this.windowRefused) this.onQuietWindow(now);
+        } else if (queued && Number.isFinite(this.rate)) this.drain(median - least);
+        else if (!queued && !this.windowRefused) this.onQuietWindow(now);
         this.startWindow(now);
+    }
+
+    /**
+     * A queue stands at the site though the pace spaced the requests: an earlier, faster pace built it,
+     * and just under the rate it drains only at the difference (nginx without `nodelay` holds it for
+     * tens of seconds). The pace drops for a window by the share of the window the queue holds, at most
+     * by half, as BBR drains after its startup; the next quiet window goes back to the safe pace.
+     */
+    private drain(standingMs: number): void {
+        const share = Math.min(MAX_DRAIN, standingMs / this.policy.windowMs);
+        this.rate = clamp((this.safeRate || this.rate) * (1 - share), this.policy);
     }
 
     /** A window without a queue or a refusal: grow the slots while they hold the scope back, else the pace. */
@@ -311,6 +326,11 @@ export class PaceLearner implements AdaptiveData {
                 this.knee = Number.POSITIVE_INFINITY;
                 this.slots += 1;
             }
+            return;
+        }
+        if (this.rate < this.safeRate) {
+            // A drain ended: the queue is gone, the pace learned safe holds again.
+            this.rate = this.safeRate;
             return;
         }
         const span = Math.max(0, now - this.windowStart - this.windowHeldMs);
