@@ -79,7 +79,7 @@ describe('LockKeeper: the locks of windowed requests', () => {
         const entry = new DomainQueue('a.com', 'throttled-a.com');
         window.file(entry, request('https://a.com/1'));
         window.file(entry, request('https://a.com/2'));
-        entry.queued = 2;
+        entry.addQueued(2);
         clock.advance(20_000);
         await locks.sweep();
         expect(window.count).toBe(2);
@@ -160,8 +160,10 @@ describe('isAtRest: when an idle domain may be forgotten', () => {
             checksRunning: () => false,
         });
         const books = new OriginBooks();
-        const views: RestViews = { window, scheduler, origins: books };
-        return { e, window, scheduler, books, views };
+        // The shared clock's leases, as `SharedClockSync.holdsLease` answers them.
+        const leased = new Set<DomainQueue>();
+        const views: RestViews = { window, scheduler, origins: books, shared: { holdsLease: (x) => leased.has(x) } };
+        return { e, window, scheduler, books, views, leased };
     }
     type Domain = ReturnType<typeof domain>;
     const entry = () => domain();
@@ -174,14 +176,14 @@ describe('isAtRest: when an idle domain may be forgotten', () => {
     });
 
     test.each<[string, (d: Domain, s: DomainState) => void]>([
-        ['requests queued', (d) => (d.e.queued = 1)],
+        ['requests queued', (d) => d.e.addQueued()],
         ['requests in the window', (d) => d.window.file(d.e, request('https://a.com/1'))],
         [
             'filed in the scheduler',
             (d) => {
-                d.e.queued = 1;
+                d.e.addQueued();
                 d.scheduler.touch(d.e, now);
-                d.e.queued = 0;
+                d.e.takeQueued();
             },
         ],
         ['an origin check running', (d) => (d.books.of(d.e).gatesPending = 1)],
@@ -203,8 +205,8 @@ describe('isAtRest: when an idle domain may be forgotten', () => {
                     attempts: 2,
                 }),
         ],
-        ['a shared lease', (d) => (d.e.sharedLease = now)],
-        ['held for another scope', (d) => (d.e.blockedUntil = now + 1)],
+        ['a shared lease', (d) => d.leased.add(d.e)],
+        ['held for another scope', (d) => d.e.holdUntil(now + 1)],
         ['its queue opening', (d) => (d.e.opening = Promise.resolve({} as never))],
         ['a request in flight', (_e, s) => s.dispatch(now, 0, policy)],
         ['its crawl-delay clock running', (_e, s) => s.holdDispatchUntil(now + 1)],

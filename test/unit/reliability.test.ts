@@ -9,8 +9,9 @@ import type { MaybePromise, SharedReservation } from 'crawlee-throttling/types';
 import { ManualClock, ThrottlingRequestManager } from 'crawlee-throttling';
 
 import { InMemoryDomainStateStore } from '../../packages/throttling/src/pacing/domain-state-store';
+import { resolvePolicy } from '../../packages/throttling/src/pacing/policy';
 import { DomainQueue } from '../../packages/throttling/src/core/domain-queue';
-import { SharedClockSync } from '../../packages/throttling/src/shared-clock/shared-clock-sync';
+import { SHARED_LEASE_MS, SharedClockSync } from '../../packages/throttling/src/shared-clock/shared-clock-sync';
 import { SharedClockFailures } from '../../packages/throttling/src/shared-clock/shared-clock-failures';
 import { MAX_TIMER_MS, WakeSignal } from '../../packages/throttling/src/readiness/wake-signal';
 import { DomainRequestQueue } from '../../packages/throttling/src/queues/domain-request-queue';
@@ -285,8 +286,11 @@ describe('a lease whose end failed to reach the shared clock (a short outage)', 
                 settled.push(leasedUntil);
             },
         };
-        const { manager } = setup();
-        const router = { policyOf: (k: string) => manager.policyOf(k) } as never;
+        // One request at a time: its reservation leases the shared clock until its response.
+        const oneAtATime = resolvePolicy({}, { concurrency: 1 });
+        const router = { policyOf: () => oneAtATime } as never;
+        const states = new InMemoryDomainStateStore();
+        states.update('a.com', () => undefined);
         const failing = new SharedClockFailures({
             mode: 'pause',
             warn: () => undefined,
@@ -296,16 +300,18 @@ describe('a lease whose end failed to reach the shared clock (a short outage)', 
         });
         const sync = new SharedClockSync({
             shared: clock,
-            states: new InMemoryDomainStateStore(),
+            states,
             router,
             entryOf: () => undefined,
             failures: failing,
         });
         const entry = new DomainQueue('a.com', 'throttled-a.com');
-        entry.sharedLease = T0 + 30_000;
+        expect(await sync.reserve(entry, { armedNextDispatchAt: T0 + 1_000 } as never, T0)).toBe(true);
+        expect(sync.holdsLease(entry)).toBe(true);
         sync.settle(entry, T0);
         for (let i = 0; i < 50 && settled.length === 0; i++) await new Promise((resolve) => setTimeout(resolve, 5));
-        expect(settled).toEqual([T0 + 30_000]);
+        expect(settled).toEqual([T0 + SHARED_LEASE_MS]);
+        expect(sync.holdsLease(entry)).toBe(false);
         expect(failures).toBe(-1);
     });
 });

@@ -17,17 +17,53 @@ export class DomainQueue {
     opened?: IRequestManager;
     /** Opening in progress, so concurrent first uses open it once. */
     opening?: Promise<IRequestManager>;
-    /** Requests waiting in the queue (and in the frontier window) as far as this process knows. */
-    queued = 0;
-    /** Held until then because the head request waits for another of its scopes (or a quota). */
-    blockedUntil = 0;
-    /**
-     * The shared clock's `nextAt` this process leased for its request in flight (one-at-a-time
-     * domains only, so there is at most one), until the response says when the next may go.
-     */
-    sharedLease?: number;
     /** The write that records this newly discovered domain; its requests wait for it. */
     saved?: Promise<void>;
+    // Requests waiting in the queue (and in the frontier window) as far as this process knows.
+    private waiting = 0;
+    // Until when the head request waits for another of its scopes, a quota, a DNS answer or the shared clock.
+    private holdEnd = 0;
+
+    /** Requests waiting in the queue (and in the frontier window) as far as this process knows. */
+    get queued(): number {
+        return this.waiting;
+    }
+
+    /** Counts `count` more requests waiting (added, given back, or found in storage). */
+    addQueued(count = 1): void {
+        this.waiting += count;
+    }
+
+    /** Counts `count` fewer waiting (handed out, or dropped); never below zero. */
+    takeQueued(count = 1): void {
+        this.waiting = Math.max(0, this.waiting - count);
+    }
+
+    /** Sets the count from what the queue itself said (a recount). */
+    recount(count: number): void {
+        this.waiting = Math.max(0, count);
+    }
+
+    /** Until when the domain is held (0, or a time already past, when it is not). */
+    get blockedUntil(): number {
+        return this.holdEnd;
+    }
+
+    /** Holds the domain until `at` at least; a longer hold already running stays. */
+    holdUntil(at: number): void {
+        this.holdEnd = Math.max(this.holdEnd, at);
+    }
+
+    /**
+     * Lifts the hold. With `only`, lifts it only if it is still the hold that ended at `only` (a
+     * later one set since stays). Answers whether a hold was lifted.
+     */
+    liftHold(only?: number): boolean {
+        if (only !== undefined && this.holdEnd !== only) return false;
+        const held = this.holdEnd !== 0;
+        this.holdEnd = 0;
+        return held;
+    }
 
     /** `naming`: the queue's name, or what names it (asked when needed, so no name is kept per key). */
     constructor(

@@ -54,7 +54,7 @@ export class CompletionTracker {
         try {
             result = await handout.source.reclaimRequest(request, options);
             // Back in its own queue; a request reclaimed to `inner` is re-routed when fetched again.
-            if (handout.domain && handout.source === handout.domain.opened) handout.domain.queued += 1;
+            if (handout.domain && handout.source === handout.domain.opened) handout.domain.addQueued();
         } finally {
             this.release(handout, request, !throttledRetry, false);
         }
@@ -74,7 +74,7 @@ export class CompletionTracker {
         handout.released = true;
         const { states, clock, router, floor, shared, scheduler } = this.deps;
         const networkError = checkNetworkError && this.noteNetworkError(handout, request);
-        if (entry.sharedLease !== undefined) {
+        if (shared.holdsLease(entry)) {
             // No response reached us (a network error, or a BasicCrawler that does not report them):
             // count the interval from now, as a response would have.
             const now = clock.now();

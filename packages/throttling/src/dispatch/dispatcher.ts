@@ -122,7 +122,8 @@ export class Dispatcher {
         const intervalMs = handout.intervalMs;
         handout.intervalMs = undefined;
         // A key leased until its response (one at a time) counts its interval from the response.
-        if (key === undefined || intervalMs === undefined || handout.domain?.sharedLease !== undefined) return;
+        if (key === undefined || intervalMs === undefined || (handout.domain && this.shared.holdsLease(handout.domain)))
+            return;
         const nextAt = this.clock.now() + intervalMs;
         const moved = this.states.update(key, (s) => s.holdDispatchUntil(nextAt));
         if (moved) this.shared.publish(key);

@@ -74,7 +74,7 @@ export class DomainFetcher {
             scheduler.touch(entry, now);
             return 'next';
         }
-        entry.queued -= 1;
+        entry.takeQueued();
         scheduler.touch(entry, now);
         let head: Head | 'lost' | null;
         try {
@@ -91,7 +91,7 @@ export class DomainFetcher {
         if (!head) {
             // Our count was ahead of the queue (e.g. requests locked elsewhere): give the slot back.
             this.giveBack(ticket, 0);
-            entry.queued = this.deps.layout.windowed(entry);
+            entry.recount(this.deps.layout.windowed(entry));
             return 'next';
         }
         return this.handOutOrHold(ticket, head);
@@ -113,7 +113,7 @@ export class DomainFetcher {
         // this process has nothing else in flight.
         const locked = heldLocally(queue) ?? 0;
         if (locked > entry.queued) {
-            entry.queued = locked;
+            entry.recount(locked);
             this.deps.scheduler.touch(entry, this.deps.clock.now());
         }
         return { request, from: 'queue', queue };
@@ -140,7 +140,7 @@ export class DomainFetcher {
                 if (!late) return;
                 void queue.reclaimRequest(late, { forefront: true }).then(
                     () => {
-                        entry.queued += 1;
+                        entry.addQueued();
                         this.deps.scheduler.touch(entry, this.deps.clock.now());
                     },
                     () => undefined,
@@ -165,7 +165,7 @@ export class DomainFetcher {
         const admitted = isPromise(admitting) ? await admitting : admitting;
         if (admitted === false) {
             // Another scope of this request (or a quota, here or shared) says not yet: it waits at the head.
-            entry.queued += 1;
+            entry.addQueued();
             await this.putBack(entry, head);
             scheduler.touch(entry, clock.now());
             return 'next';
@@ -178,7 +178,7 @@ export class DomainFetcher {
     /** Rolls a dispatch back and counts `requeue` requests as waiting again. */
     private giveBack(ticket: Ticket, requeue: number): void {
         this.deps.dispatcher.rollback(ticket);
-        ticket.entry.queued += requeue;
+        ticket.entry.addQueued(requeue);
         this.deps.scheduler.touch(ticket.entry, this.deps.clock.now());
     }
 }

@@ -56,7 +56,7 @@ export class QuotaLedger {
         const ip = this.ipScopes?.scopeOf(request.url, now);
         if (ip === 'pending') {
             // Its host's first DNS answer is on its way: this domain waits for it, the others go on.
-            entry.blockedUntil = this.ipScopes!.hold(request.url, entry, now);
+            entry.holdUntil(this.ipScopes!.hold(request.url, entry, now));
             return false;
         }
         const declared = this.router.declaresScopes(request);
@@ -65,7 +65,7 @@ export class QuotaLedger {
         if (ip !== undefined && !extras.some(([scope]) => scope === ip)) extras.push([ip, 1]);
         const blockedUntil = this.blockedUntil(entry, primaryCost, extras, now);
         if (blockedUntil > now) {
-            entry.blockedUntil = blockedUntil;
+            entry.holdUntil(blockedUntil);
             return false;
         }
         const held: HeldSlot[] = [];

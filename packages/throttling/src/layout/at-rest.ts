@@ -3,13 +3,15 @@ import type { DomainState } from '../pacing/domain-state';
 import type { DomainQueue } from '../core/domain-queue';
 import type { OriginBooks } from '../robots/origin-books';
 import type { Scheduler } from '../scheduling/scheduler';
+import type { SharedClockSync } from '../shared-clock/shared-clock-sync';
 import type { FrontierWindow } from './frontier-window';
 
-/** What the owners of a domain's other state say of it: the window, the scheduler and the origin gate. */
+/** What the owners of a domain's other state say of it: the window, the scheduler, the origin gate and the shared clock. */
 export interface RestViews {
     window: Pick<FrontierWindow, 'waiting'>;
     scheduler: Pick<Scheduler, 'isFiled'>;
     origins: Pick<OriginBooks, 'atRest'>;
+    shared: Pick<SharedClockSync, 'holdsLease'>;
 }
 
 /**
@@ -32,7 +34,7 @@ export function isAtRest(
     if (entry.queued > 0 || views.window.waiting(entry) > 0 || views.scheduler.isFiled(entry)) return false;
     // A retried read counts towards the origin's retries in a row; a block fails its requests until it ends.
     if (!views.origins.atRest(entry, now)) return false;
-    if (entry.sharedLease !== undefined || entry.blockedUntil > now || (entry.opening && !entry.opened)) return false;
+    if (views.shared.holdsLease(entry) || entry.blockedUntil > now || (entry.opening && !entry.opened)) return false;
     if (!state) return true;
     return (
         state.inFlight === 0 &&

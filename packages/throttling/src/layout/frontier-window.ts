@@ -114,7 +114,7 @@ export class FrontierWindow {
         line.splice(at, 1);
         this.held -= 1;
         if (request.id) this.ids.delete(request.id);
-        entry.queued -= 1;
+        entry.takeQueued();
         if (line.length === 0) this.linesOf.delete(entry);
     }
 
@@ -130,7 +130,7 @@ export class FrontierWindow {
 
     /** Forgets every line (the queues were dropped). */
     clear(): void {
-        for (const [entry, line] of this.linesOf) entry.queued -= line.length;
+        for (const [entry, line] of this.linesOf) entry.takeQueued(line.length);
         this.linesOf.clear();
         this.ids.clear();
         this.held = 0;

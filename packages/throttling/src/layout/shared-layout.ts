@@ -5,6 +5,7 @@ import type { DomainStateStore } from '../pacing/domain-state-store';
 import type { DomainQueue } from '../core/domain-queue';
 import type { DomainRegistry } from '../queues/domain-registry';
 import type { OriginBooks } from '../robots/origin-books';
+import type { SharedClockSync } from '../shared-clock/shared-clock-sync';
 import type { Scheduler } from '../scheduling/scheduler';
 import type { ScopeRouter } from '../scopes/scope-router';
 import type { Clock } from '../core/clock';
@@ -35,6 +36,8 @@ export interface SharedLayoutDeps {
     origins: Pick<OriginBooks, 'holds' | 'atRest' | 'forget'>;
     /** Whether a key is filed to be served (a filed key is not at rest). */
     scheduler: Pick<Scheduler, 'isFiled'>;
+    /** Whether this process leases a key's shared clock (a leased key is not at rest). */
+    shared: Pick<SharedClockSync, 'holdsLease'>;
     warn(message: string): void;
 }
 
@@ -56,7 +59,7 @@ export class SharedLayout implements LayoutStrategy {
     private nextTidyAt = 0;
 
     constructor(private readonly deps: SharedLayoutDeps) {
-        const { options, clock, registry, states, router, origins, scheduler, warn } = deps;
+        const { options, clock, registry, states, router, origins, scheduler, shared, warn } = deps;
         this.locks = new LockKeeper({
             clock,
             lockSecs: () => lockSecsOf(registry),
@@ -71,7 +74,7 @@ export class SharedLayout implements LayoutStrategy {
             policyOf: (key) => router.policyOf(key),
             pinned: (key) => router.listedDomains.has(key) || options.scopes.has(key),
             bound: options.maxThrottledDomains,
-            views: { window: this.window, scheduler, origins },
+            views: { window: this.window, scheduler, origins, shared },
         });
         // An evicted key met again is a new one: its origins are checked again.
         this.eviction.onForget((_key, entry) => origins.forget(entry));

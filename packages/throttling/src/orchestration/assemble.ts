@@ -169,7 +169,9 @@ function buildCore(options: ResolvedThrottlingOptions, config: Configuration | u
     const wake = new WakeSignal(clock, () => scheduler.nextReadyAt(now()));
     const events = new ThrottlingEventEmitter(warn);
     const readyAt = (entry: DomainQueue, at: number) => dispatcher.readyAt(entry, at);
-    const layout = layoutKind.build({ options, clock, registry, states, router, readyAt, origins, scheduler, warn });
+    const layout = layoutKind.build({
+        ...{ options, clock, registry, states, router, readyAt, origins, scheduler, shared, warn },
+    });
     // A failed background batch is reported here; its requests were not stored.
     const landing = new BatchLanding((e) =>
         log.error(`A background batch of addRequestsBatched failed; its requests were not added: ${e.message}`),
@@ -241,8 +243,7 @@ function buildIpScopes(
         now,
         warn: (m) => log.warning(m),
         released: (entry, heldUntil) => {
-            if (entry.blockedUntil !== heldUntil) return;
-            entry.blockedUntil = 0;
+            if (!entry.liftHold(heldUntil)) return;
             const { scheduler, wake } = late();
             scheduler.refile(entry, now());
             wake.wake();

@@ -131,7 +131,7 @@ export class DomainIntake {
     /** Counts new work in a domain queue and makes sure the domain is scheduled. */
     noteAdded(entry: DomainQueue, count: number): void {
         if (count <= 0) return;
-        entry.queued += count;
+        entry.addQueued(count);
         this.deps.scheduler.touch(entry, this.deps.clock.now());
     }
 

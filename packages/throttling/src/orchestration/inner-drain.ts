@@ -136,7 +136,7 @@ export class InnerDrain {
         for (const entry of layout.longWaits(clock.now())) {
             for (let held = layout.takeWindowed(entry); held; held = layout.takeWindowed(entry)) {
                 // It leaves the window; the move counts it again in the domain's queue.
-                entry.queued -= 1;
+                entry.takeQueued();
                 if (!(await this.moveToOwnQueue(entry, held.request, inner))) return moved;
                 moved = true;
             }

@@ -216,10 +216,10 @@ export class StatePersister {
             // Asking a shared queue whether it is empty locks its head for this process (Crawlee
             // locks up to 25), where the processes already crawling it could not take them: read
             // the stored count instead, and let the first fetch lock what this process can send.
-            if (await pendingInStorage(queue)) entry.queued += 1;
+            if (await pendingInStorage(queue)) entry.addQueued();
         } else if (!(await queue.isEmpty())) {
             // Without queue metadata on disk the pending count includes handled requests: ask the queue.
-            entry.queued += Math.max(1, queue.getPendingCount());
+            entry.addQueued(Math.max(1, queue.getPendingCount()));
         }
         this.deps.restored(entry);
     }

@@ -130,7 +130,7 @@ export class ReadinessProbe {
                 entry.queued > 0 ? (this.deps.states.read(entry.key)?.backoff.stalledForMs(now) ?? 0) : 0;
             if (stalledForMs <= this.deps.maxDomainStallMs) continue;
             // Ending the crawl is for real work only: our count may be ahead of the queue.
-            if (!(await holdsWork(entry, this.deps.windowed(entry)))) entry.queued = 0;
+            if (!(await holdsWork(entry, this.deps.windowed(entry)))) entry.recount(0);
             else stalled.push({ domain: entry.key, stalledForMs, queued: entry.queued });
         }
         return stalled;
@@ -152,7 +152,7 @@ export class ReadinessProbe {
         const found = verdicts.filter((v) => !v.finished && (!busyToo || lockedHere(v.e) > 0)).map((v) => v.e);
         for (const entry of found) {
             // Probe it again once its clocks allow.
-            entry.queued = busyToo ? lockedHere(entry) : Math.max(1, entry.opened!.getPendingCount());
+            entry.recount(busyToo ? lockedHere(entry) : Math.max(1, entry.opened!.getPendingCount()));
             this.deps.scheduler.touch(entry, now);
         }
         return found;

@@ -70,7 +70,7 @@ export class Scheduler {
     releaseHolds(entries: Iterable<DomainQueue>, now: number): void {
         for (const entry of entries) {
             if (entry.blockedUntil <= now) continue;
-            entry.blockedUntil = 0;
+            entry.liftHold();
             this.refile(entry, now);
         }
     }

@@ -79,7 +79,7 @@ export class SharedClockFailures {
         this.options.warn(
             `The shared clock failed for ${entry.key} (${what}: ${String(error)}); holding it and asking again in ${this.retryMs} ms (onSharedClockError: 'pause').`,
         );
-        entry.blockedUntil = Math.max(entry.blockedUntil, now + this.retryMs);
+        entry.holdUntil(now + this.retryMs);
         return false;
     }
 

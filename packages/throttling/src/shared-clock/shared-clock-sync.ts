@@ -37,7 +37,16 @@ export interface SharedClockSyncOptions {
  * clock every call is a no-op. The clock may answer at once (a file) or later (Redis).
  */
 export class SharedClockSync {
+    // The shared clock's `nextAt` this process leased for each one-at-a-time domain's request in
+    // flight (so at most one per domain), until the response says when the next may go.
+    private readonly leases = new Map<DomainQueue, number>();
+
     constructor(private readonly options: SharedClockSyncOptions) {}
+
+    /** Whether this process leases the domain's shared clock until its request's response. */
+    holdsLease(entry: DomainQueue): boolean {
+        return this.leases.has(entry);
+    }
 
     /**
      * Reserves a dispatch our own clocks allowed in the shared clocks. When they say not yet, the
@@ -66,9 +75,9 @@ export class SharedClockSync {
     /** Ends this process's lease of the domain's shared clock, if it holds one (next dispatch ≥ `earliest`). */
     settle(entry: DomainQueue, earliest: number): void {
         const { shared, states, failures } = this.options;
-        const lease = entry.sharedLease;
+        const lease = this.leases.get(entry);
         if (!shared || lease === undefined) return;
-        entry.sharedLease = undefined;
+        this.leases.delete(entry);
         const nextAt = Math.max(states.read(entry.key)?.nextDispatchAt ?? 0, earliest);
         // Every process waits for this lease until it is ended: a store that failed once (a short
         // outage) is asked again rather than leaving the others to wait out the whole lease.
@@ -87,7 +96,7 @@ export class SharedClockSync {
         const entry = entryOf(key);
         // While we hold the lease, its end carries our next dispatch time (settle).
         const clocks = {
-            nextAt: entry?.sharedLease === undefined ? state.nextDispatchAt : undefined,
+            nextAt: entry === undefined || !this.leases.has(entry) ? state.nextDispatchAt : undefined,
             backoffUntil: state.backoffUntil,
         };
         failures.quietly(`Could not update the shared clocks of ${key}; pacing across processes may slip`, () =>
@@ -97,11 +106,11 @@ export class SharedClockSync {
 
     private apply(entry: DomainQueue, answer: SharedReservation, lease: number | undefined, now: number): boolean {
         if (answer.granted) {
-            if (lease !== undefined) entry.sharedLease = lease;
+            if (lease !== undefined) this.leases.set(entry, lease);
             return true;
         }
         // The shared clock may be a lease that ends early (at the holder's response): look again soon.
-        entry.blockedUntil = Math.max(entry.blockedUntil, Math.min(answer.notBefore, now + SHARED_RECHECK_MS));
+        entry.holdUntil(Math.min(answer.notBefore, now + SHARED_RECHECK_MS));
         return false;
     }
 }

@@ -179,7 +179,7 @@ export class SharedLimits {
         const goesOn =
             blockedUntil === 0 && (!failure || this.options.failures.gate(entry, now, failure.what, failure.error));
         if (!goesOn) {
-            entry.blockedUntil = Math.max(entry.blockedUntil, blockedUntil);
+            entry.holdUntil(blockedUntil);
             this.refund(taken);
             return false;
         }
