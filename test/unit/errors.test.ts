@@ -60,6 +60,44 @@ describe("the package's errors", () => {
         });
     });
 
+    test.each([
+        ['a signal that is not an object', 42, /the signal must be an object, got 42/],
+        [
+            'an unknown reason',
+            { reason: 'slowDown', url: 'http://a.test/' },
+            /reason "slowDown" is not one of 'rateLimited'/,
+        ],
+        ['a missing url', { reason: 'rateLimited' }, /a 'rateLimited' signal needs a url string/],
+        [
+            'a negative wait',
+            { reason: 'rateLimited', url: 'http://a.test/', waitMs: -5 },
+            /waitMs must be a non-negative/,
+        ],
+        [
+            'a missing interval',
+            { reason: 'minInterval', url: 'http://a.test/' },
+            /intervalMs must be a non-negative finite/,
+        ],
+        ['an interval that is not a number', { reason: 'minIntervalEverywhere', intervalMs: 'soon' }, /got "soon"/],
+        [
+            'a scope that is not a string',
+            { reason: 'rateLimited', url: 'http://a.test/', scope: 3 },
+            /scope must be a string/,
+        ],
+    ])('recordPacingSignal rejects %s with InvalidArgumentError', (_what, signal, message) => {
+        const manager = new api.ThrottlingRequestManager({ domains: 'all' }, memoryConfig());
+        const call = () => manager.recordPacingSignal(signal as never);
+        expect(call).toThrow(api.InvalidArgumentError);
+        expect(call).toThrow(message);
+        // Nothing was recorded: the domain is not backed off or paced by the bad signal.
+        expect(manager.snapshot()).toEqual([]);
+    });
+
+    test('a signal whose URL names no throttled domain matches nothing, without an error', () => {
+        const manager = new api.ThrottlingRequestManager({ domains: 'all' }, memoryConfig());
+        expect(manager.recordPacingSignal({ reason: 'rateLimited', url: 'not a url' })).toBe(false);
+    });
+
     test("the file clock's lock held past its time limit fails with SharedClockError", () => {
         const clock = new api.ManualClock(0);
         const busy = Object.assign(new Error('exists'), { code: 'EEXIST' });

@@ -1,6 +1,7 @@
-import { ThrottlingOptionsError } from '../core/errors';
+import { InvalidArgumentError, ThrottlingOptionsError } from '../core/errors';
 import type { ResolvedThrottlingOptions } from '../config/resolved-options';
 import type { PacingRecorder } from '../dispatch/pacing-recorder';
+import { assertPacingSignal } from '../pacing/pacing-signal';
 import type { PacingSignal as UnscopedSignal } from '../pacing/pacing-signal';
 import type { ScopeRouter } from '../scopes/scope-router';
 
@@ -41,6 +42,10 @@ export class ScopedSignals {
 
     /** Records a signal; returns whether some paced key took it (false: it matched nothing). */
     record(signal: PacingSignal): boolean {
+        assertPacingSignal(signal);
+        if (signal.scope !== undefined && typeof signal.scope !== 'string') {
+            throw new InvalidArgumentError(`recordPacingSignal: scope must be a string, got ${String(signal.scope)}`);
+        }
         if (signal.reason === 'minIntervalEverywhere') {
             // A floor over every throttled domain matches nothing when no domain can be throttled.
             if (!this.throttlesAnything()) return false;
