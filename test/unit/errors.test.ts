@@ -61,7 +61,13 @@ describe("the package's errors", () => {
     });
 
     test.each([
-        ['a signal that is not an object', 42, /the signal must be an object, got 42/],
+        ['a signal that is not an object', 42, /the signal must be an object, got \(number\) 42/],
+        // A value whose String() throws is still described, not turned into a TypeError.
+        [
+            'a reason with no toString',
+            { reason: Object.create(null), url: 'http://a.test/' },
+            /reason \(object\) \[object Object\] is not one of/,
+        ],
         [
             'an unknown reason',
             { reason: 'slowDown', url: 'http://a.test/' },

@@ -264,7 +264,7 @@ export class MissingRedisDriverError extends ThrottlingError {
 }
 
 /** A value for an error message: a string quoted, anything else with its type, never throwing. */
-function describeValue(value: unknown): string {
+export function describeValue(value: unknown): string {
     if (typeof value === 'string') return JSON.stringify(value);
     try {
         return `(${typeof value}) ${String(value)}`;

@@ -170,7 +170,16 @@ function buildCore(options: ResolvedThrottlingOptions, config: Configuration | u
     const events = new ThrottlingEventEmitter(warn);
     const readyAt = (entry: DomainQueue, at: number) => dispatcher.readyAt(entry, at);
     const layout = layoutKind.build({
-        ...{ options, clock, registry, states, router, readyAt, origins, scheduler, shared, warn },
+        options,
+        clock,
+        registry,
+        states,
+        router,
+        readyAt,
+        origins,
+        scheduler,
+        shared,
+        warn,
     });
     // A failed background batch is reported here; its requests were not stored.
     const landing = new BatchLanding((e) =>

@@ -1,4 +1,4 @@
-import { InvalidArgumentError, ThrottlingOptionsError } from '../core/errors';
+import { InvalidArgumentError, ThrottlingOptionsError, describeValue } from '../core/errors';
 import type { ResolvedThrottlingOptions } from '../config/resolved-options';
 import type { PacingRecorder } from '../dispatch/pacing-recorder';
 import { assertPacingSignal } from '../pacing/pacing-signal';
@@ -44,7 +44,9 @@ export class ScopedSignals {
     record(signal: PacingSignal): boolean {
         assertPacingSignal(signal);
         if (signal.scope !== undefined && typeof signal.scope !== 'string') {
-            throw new InvalidArgumentError(`recordPacingSignal: scope must be a string, got ${String(signal.scope)}`);
+            throw new InvalidArgumentError(
+                `recordPacingSignal: scope must be a string, got ${describeValue(signal.scope)}`,
+            );
         }
         if (signal.reason === 'minIntervalEverywhere') {
             // A floor over every throttled domain matches nothing when no domain can be throttled.

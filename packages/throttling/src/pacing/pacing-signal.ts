@@ -1,4 +1,4 @@
-import { InvalidArgumentError } from '../core/errors';
+import { InvalidArgumentError, describeValue as describe } from '../core/errors';
 
 /**
  * What a response (or robots.txt) says about how fast a domain may be crawled. Recorded with
@@ -49,8 +49,4 @@ export function assertPacingSignal(signal: unknown): asserts signal is PacingSig
 
 function isWait(value: unknown): boolean {
     return typeof value === 'number' && Number.isFinite(value) && value >= 0;
-}
-
-function describe(value: unknown): string {
-    return typeof value === 'string' ? JSON.stringify(value) : String(value);
 }

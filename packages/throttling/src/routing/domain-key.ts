@@ -2,7 +2,7 @@ import { isIP, isIPv4, isIPv6 } from 'node:net';
 
 import { getDomain } from 'tldts';
 
-import { InvalidDomainError } from '../core/errors';
+import { InvalidDomainError, describeValue } from '../core/errors';
 
 export { InvalidDomainError } from '../core/errors';
 
@@ -111,7 +111,9 @@ export function normalizeHostname(input: string): string {
  */
 export function domainKeyOfConfigured(domain: string, throttleBy: ThrottleBy): string {
     if (throttleBy !== 'hostname' && throttleBy !== 'registrableDomain') {
-        throw new TypeError(`Invalid throttleBy ${describe(throttleBy)}: expected 'hostname' or 'registrableDomain'.`);
+        throw new TypeError(
+            `Invalid throttleBy ${describeValue(throttleBy)}: expected 'hostname' or 'registrableDomain'.`,
+        );
     }
     return keyOfHostname(normalizeHostname(domain), throttleBy);
 }
@@ -223,14 +225,4 @@ function isPlausibleHostname(hostname: string): boolean {
 function wildcardBase(input: string): string {
     const base = input.replace(/^[*.]+/, '');
     return base.length > 0 && !base.includes('*') ? base : 'example.com';
-}
-
-function describe(value: unknown): string {
-    if (typeof value === 'string') return JSON.stringify(value);
-    try {
-        return `(${typeof value}) ${String(value)}`;
-    } catch {
-        // Object.create(null) or a throwing toString: the error about the value must not become another error.
-        return `(${typeof value}) ${Object.prototype.toString.call(value)}`;
-    }
 }
