@@ -112,9 +112,10 @@ describe('concurrency caps (nginx limit_conn: 503 beyond N)', () => {
         const r = await simulateCrawl([site], 100);
         const oracle = await simulateOracle([site], 100);
         expect(r.done).toBe(100);
-        expect(refusedAt(r)).toBeLessThanOrEqual(3);
+        // The burst that finds the cap is its two refusals; the pace stays at what two slots delivered.
+        expect(refusedAt(r)).toBeLessThanOrEqual(2);
         expect(r.manager.snapshot()[0].concurrencyLimit).toBeLessThanOrEqual(2);
-        expect(r.makespanMs).toBeLessThanOrEqual(1.3 * oracle.makespanMs + 1000);
+        expect(r.makespanMs).toBeLessThanOrEqual(1.2 * oracle.makespanMs);
     });
 });
 

@@ -69,4 +69,40 @@ describe('a refusal with several requests in flight', () => {
         windowOf(learner, now + 10, [1, 1, 1], true);
         expect(learner.extraConcurrency).toBe(1);
     });
+
+    test('refusals of one burst, inside the backoff the first started, bring the slots down to the cap', () => {
+        const learner = new PaceLearner();
+        learner.extraConcurrency = 3;
+        // Two at once proved; four sent together, two refused at once: a cap of two. The first
+        // refusal sees all four in flight, the second three (the first has been counted).
+        const now = windowOf(learner, T0, [2, 2, 2]);
+        learner.onTrigger(now + 10, POLICY, 1_000, true, 4);
+        expect(learner.extraConcurrency).toBe(2);
+        learner.onRefusedInBackoff(now + 10, 3);
+        expect(learner.extraConcurrency).toBe(1);
+        // Within what was proved it is no cap's: the slots stay.
+        learner.onRefusedInBackoff(now + 10, 2);
+        expect(learner.extraConcurrency).toBe(1);
+    });
+
+    test('beyond slots a quiet window proved, the unpaced start paces just under what they delivered', () => {
+        const learner = new PaceLearner();
+        learner.extraConcurrency = 3;
+        // Six answers in a 1.2 s window at two in flight: 5 req/s delivered, quietly.
+        const now = windowOf(learner, T0, [2, 2, 2]);
+        learner.onTrigger(now + 10, POLICY, 1_000, true, 4);
+        // Seven answers over the time since the first one plus the wait would read 7 / 2.2 s.
+        expect(learner.rate).toBeCloseTo(0.95 * 5, 5);
+    });
+
+    test('once two slots were proved, the knee of a refusal at the unpaced start is sure: not tried one above', () => {
+        const learner = new PaceLearner();
+        learner.extraConcurrency = 3;
+        let now = windowOf(learner, T0, [2, 2, 2]);
+        learner.onTrigger(now + 10, POLICY, 1_000, true, 3);
+        expect(learner.extraConcurrency).toBe(1);
+        now = windowOf(learner, now + 1_010, [2, 2, 2]);
+        windowOf(learner, now + 10, [2, 2, 2], true);
+        expect(learner.extraConcurrency).toBe(1);
+    });
 });

@@ -235,7 +235,7 @@ export class DomainState implements ScopeReads {
      */
     recordRateLimit(now: number, waitMs: number | undefined, policy: BackoffPolicy): RateLimitOutcome {
         const safeRate = this.rampupState?.safeRate ?? 0;
-        return this.ownBackoff().recordRefusal(now, waitMs, policy, safeRate, (delayMs, fromServer) => {
+        const outcome = this.ownBackoff().recordRefusal(now, waitMs, policy, safeRate, (delayMs, fromServer) => {
             if (policy.rampup) {
                 const pacer = this.ramp(policy.rampup);
                 pacer.onTrigger(now, policy.rampup, delayMs, fromServer, this.inFlight);
@@ -243,6 +243,8 @@ export class DomainState implements ScopeReads {
             }
             return this.nextAt;
         });
+        if (!outcome.escalated && policy.rampup) this.rampupState?.onRefusedInBackoff(now, this.inFlight);
+        return outcome;
     }
 
     /** Takes over a longer backoff the shared clock answered (see `BackoffClock.adoptShared`). */

@@ -6,8 +6,8 @@
  *   median response time stays within `LATENCY_TOLERANCE` of the unloaded (least) one, slots double
  *   (after a knee: grow by one); a median beyond it means a queue at the site, and slots shrink to
  *   slots × least ÷ median. The slot count where only latency grew (the knee) is not probed again for
- *   a period. A refusal while several requests were in flight bounds slots to those below it (a
- *   concurrency cap answers 503 beyond N).
+ *   a period (slot-knee.ts). A refusal with more requests in flight than a quiet window had bounds
+ *   slots to those below it (a concurrency cap answers 503 beyond N), each refusal of a burst in turn.
  * - Pace starts unpaced. A refusal, an announced empty quota, or a queue at one slot (a limiter that
  *   delays rather than refuses) sets it just under the delivery rate (`PACE_GAIN`, as BBR cruises just
  *   under the bottleneck rate). Quiet windows double it while no pace was refused, then step towards
@@ -28,6 +28,7 @@ import { clamp } from './rate-values';
 import { adaptiveData, parseAdaptiveData } from './adaptive-data';
 import type { AdaptiveData } from './adaptive-data';
 import { CutTrial } from './cut-trial';
+import { SlotKnee } from './slot-knee';
 import {
     BARE_REFUSAL_MS,
     JITTER_FLOOR_MS,
@@ -56,10 +57,8 @@ export class PaceLearner implements AdaptiveData {
     safeExtraConcurrency = 0;
     /** In this window the scope had work and a clock allowing it, but every slot was busy. */
     slotBoundInWindow = false;
-    // The most requests in flight in a quiet window since the last knee: a cap is above them.
-    private provenSlots = 0;
-    // The most requests in flight at a dispatch of the current window.
-    private windowMostInFlight = 0;
+    // The knee of the slots, and what quiet windows proved below it.
+    private readonly knee = new SlotKnee();
     // Response times: the least one (unloaded) and this window's.
     private readonly times = new ResponseTimes(PERIOD_MS);
     // Points where the bucket was known empty, to measure the delivery rate from.
@@ -68,12 +67,6 @@ export class PaceLearner implements AdaptiveData {
     private policy: RampupPolicy = RAMPUP_DEFAULTS;
     // Requests of the scope waiting at the last dispatch.
     private backlog = Number.POSITIVE_INFINITY;
-    // The slot count at which only latency grew, and when (not probed again for a period).
-    private knee = Number.POSITIVE_INFINITY;
-    private kneeAt = 0;
-    // The knee came from a refusal of the unpaced start: a burst-1 bucket refuses two requests sent
-    // together just as a cap of one does, so once the pace spaces them it is tried one slot above.
-    private kneeUnsure = false;
     // The current window: when it started, dispatches in it, whether it saw a refusal.
     private windowStart = -1;
     private windowDispatches = 0;
@@ -129,7 +122,7 @@ export class PaceLearner implements AdaptiveData {
         this.sinceBound += 1;
         if (this.windowStart < 0) this.startWindow(now);
         this.windowDispatches += 1;
-        this.windowMostInFlight = Math.max(this.windowMostInFlight, inFlight);
+        this.knee.noteInFlight(inFlight);
         this.maybeCloseWindow(now);
     }
 
@@ -163,15 +156,18 @@ export class PaceLearner implements AdaptiveData {
         this.dispatchedAtRefusal = this.dispatched;
         // Refused with others in flight, more than a quiet window had: a concurrency cap would refuse
         // beyond those. Within what a quiet window had it cannot be a cap's.
-        const beyondProven = inFlight > Math.max(1, this.provenSlots);
-        if (beyondProven && inFlight <= this.slots) this.markKnee(now, inFlight - 1, !Number.isFinite(this.rate));
+        const beyondProven = this.knee.isBeyondProven(inFlight);
+        // Unsure only where two requests sent together were refused: a burst-1 bucket does that too.
+        const unsure = !Number.isFinite(this.rate) && this.knee.provedOneSlot;
+        if (beyondProven && inFlight <= this.slots) this.markKnee(now, inFlight - 1, unsure);
         const last = this.points.last();
         let emptyBucket = true;
         if (this.answered === (last?.answered ?? 0)) {
             // Refused with no answer since the last refusal (a retry), or before any: nothing to learn
             // of the rate, and the backoff, growing with each such refusal, already holds the scope.
         } else if (!Number.isFinite(this.rate)) {
-            this.learnFirst(now, serverGiven ? waitMs : 0);
+            // Beyond the proven slots, what they delivered in a quiet window still stands.
+            this.learnFirst(now, serverGiven ? waitMs : 0, beyondProven ? this.knee.provenDelivered * PACE_GAIN : 0);
         } else if (beyondProven && this.rate <= this.safeRate) {
             // Refused at a pace a quiet window proved, only with more in flight than one proved: the
             // slots' doing (now capped below them), not the pace's. Both raised: both step back.
@@ -188,6 +184,17 @@ export class PaceLearner implements AdaptiveData {
         this.points.add(now, this.answered, this.rate, waitMs);
         this.startWindow(now);
         this.windowRefused = true;
+    }
+
+    /**
+     * A refusal inside a backoff another one started (a burst of requests in flight refused together):
+     * nothing new of the pace, but the slots come down to those in flight below it, as at the first.
+     * A cap refuses at once, before the accepted requests are answered: the last of the burst sees
+     * the cap's own count in flight.
+     */
+    onRefusedInBackoff(now: number, inFlight: number): void {
+        if (this.knee.isBeyondProven(inFlight) && inFlight <= this.slots)
+            this.markKnee(now, inFlight - 1, this.knee.isUnsure);
     }
 
     /**
@@ -223,12 +230,12 @@ export class PaceLearner implements AdaptiveData {
      * first answer (a first page load is no rate) including the wait imposed (a slow site's burst then
      * reads as the slow rate it is). A bare refusal's wait is our own backoff's: read as one second.
      */
-    private learnFirst(now: number, givenMs: number): void {
+    private learnFirst(now: number, givenMs: number, floor = 0): void {
         const teachingMs = givenMs > 0 ? givenMs : BARE_REFUSAL_MS;
         const seconds = Math.max(0.001, (now - Math.max(0, this.firstAnswerAt) + teachingMs) / 1000);
         const sample = this.deliverySample(now)?.rate ?? 0;
         this.burstSeen = Math.max(1, this.answered);
-        this.safeRate = clamp(Math.max(sample, this.answered / seconds), this.policy);
+        this.safeRate = clamp(Math.max(sample, this.answered / seconds, floor), this.policy);
         this.rate = this.safeRate;
         this.points.notePace(this.rate);
     }
@@ -268,10 +275,7 @@ export class PaceLearner implements AdaptiveData {
 
     /** The slots where only latency grew, or a refusal came: back below them, not probed for a period. */
     private markKnee(now: number, safeSlots: number, unsure = false): void {
-        this.knee = safeSlots + 1;
-        this.kneeUnsure = unsure;
-        this.provenSlots = Math.min(this.provenSlots, safeSlots);
-        this.kneeAt = now;
+        this.knee.mark(now, safeSlots, unsure);
         this.slots = Math.min(this.slots, safeSlots);
     }
 
@@ -314,18 +318,9 @@ export class PaceLearner implements AdaptiveData {
     /** A window without a queue or a refusal: grow the slots while they hold the scope back, else the pace. */
     private onQuietWindow(now: number): void {
         this.safeExtraConcurrency = this.extraConcurrency;
-        this.provenSlots = Math.max(this.provenSlots, this.windowMostInFlight);
-        if (now - this.kneeAt >= PERIOD_MS) this.knee = Number.POSITIVE_INFINITY;
+        this.knee.onQuiet(now, (this.times.windowCount * 1000) / Math.max(1, now - this.windowStart));
         if (this.slotBoundInWindow && this.slots < this.policy.maxConcurrency) {
-            const next = Number.isFinite(this.knee) ? this.slots + 1 : this.slots * 2;
-            if (next < this.knee) this.slots = next;
-            else if (this.kneeUnsure && Number.isFinite(this.rate)) {
-                // Paced now: one slot above the knee. A refusal there makes it sure; a quiet window
-                // says it was the rate's, and the slots grow as before any knee.
-                this.kneeUnsure = false;
-                this.knee = Number.POSITIVE_INFINITY;
-                this.slots += 1;
-            }
+            this.slots = this.knee.grow(this.slots, Number.isFinite(this.rate));
             return;
         }
         if (this.rate < this.safeRate) {
@@ -368,7 +363,7 @@ export class PaceLearner implements AdaptiveData {
         this.windowDispatches = 0;
         this.windowRefused = false;
         this.windowHeldMs = 0;
-        this.windowMostInFlight = 0;
+        this.knee.newWindow();
         this.slotBoundInWindow = false;
         this.times.newWindow();
     }
