@@ -80,6 +80,23 @@ describe('nginx limit_req', () => {
         expect(r.responseRatio.get(host)!).toBeLessThan(50);
     });
 
+    test('without nodelay at a slow rate, a short crawl: paced from the spacing of the held answers, not queued', async () => {
+        // At one slot each request waits 1 / rate inside nginx. The first is let through at once, so
+        // the window's answers over its length read 0.88 req/s against a true 0.6: paced at that, the
+        // queue stood through most of the 20 pages (a median answer 21x its unloaded time).
+        const site: SimSite = {
+            host,
+            latencyMs: 60,
+            limiter: { kind: 'limit-req', rate: 0.6, burst: 10, nodelay: false },
+        };
+        const r = await simulateCrawl([site], 20);
+        const oracle = await simulateOracle([site], 20);
+        expect(r.done).toBe(20);
+        expect(refusedAt(r)).toBe(0);
+        expect(r.responseRatio.get(host)!).toBeLessThanOrEqual(1.5);
+        expect(r.makespanMs).toBeLessThanOrEqual(1.15 * oracle.makespanMs);
+    });
+
     test('without nodelay, a queue a faster start left standing is drained: answers at their unloaded time', async () => {
         // The first pace learned (4.6 req/s) is over the rate; just under it (3.9) the queue nginx holds
         // would drain at 0.2 req/s, slower than the whole crawl.

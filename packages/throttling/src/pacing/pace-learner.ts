@@ -297,7 +297,10 @@ export class PaceLearner implements AdaptiveData {
             // A queue at one slot that held the scope back (the pace would have sent more): a limiter
             // that delays rather than refuses. Pace under what it delivered. Latency that grew while
             // the pace, not the slot, spaced the requests cost nothing and says nothing of the pace.
-            const delivered = (answers * 1000) / (now - this.windowStart);
+            // The spacing of the answers, not their count over the window: the window's first request met
+            // no queue and would read the limiter faster than it is.
+            const spaced = this.times.windowSpacingRate();
+            const delivered = Number.isFinite(spaced) ? spaced : (answers * 1000) / (now - this.windowStart);
             if (!(this.rate <= delivered * PACE_GAIN)) this.setPace(now, delivered, Math.min(this.rate, delivered));
         } else if (queued && Number.isFinite(this.rate)) this.drain(median - least);
         else if (!queued && !this.windowRefused) this.onQuietWindow(now);

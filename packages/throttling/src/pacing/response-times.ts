@@ -1,7 +1,7 @@
 /**
  * Response times of one scope's accepted answers: the windowed minimum (the site's unloaded response
- * time, as TCP BBR and Vegas take the least round trip as the one without a queue) and the median of
- * the current measuring window (robust to a single slow or fast answer).
+ * time, as TCP BBR and Vegas take the least round trip as the one without a queue), the median of
+ * the current measuring window (robust to a single slow or fast answer) and the spacing of its answers.
  *
  * The minimum is kept over two periods: the current one and the one before, so an expired minimum is
  * re-taken from recent answers rather than forgotten at once (a site that got slower for good is
@@ -15,6 +15,9 @@ export class ResponseTimes {
     private previousMin = Number.POSITIVE_INFINITY;
     // Response times of the answers counted in the current measuring window.
     private inWindow: number[] = [];
+    // When the first and the last of them came.
+    private windowFirstAt = -1;
+    private windowLastAt = -1;
 
     constructor(private readonly periodMs: number) {}
 
@@ -27,7 +30,19 @@ export class ResponseTimes {
             this.periodStart = now;
         }
         this.currentMin = Math.min(this.currentMin, ms);
-        if (inWindow) this.inWindow.push(ms);
+        if (!inWindow) return;
+        this.inWindow.push(ms);
+        if (this.windowFirstAt < 0) this.windowFirstAt = now;
+        this.windowLastAt = now;
+    }
+
+    /**
+     * Answers a second between the window's first answer and its last (NaN with fewer than two, or
+     * all at once): behind a limiter that delays requests, the spacing it lets them out at.
+     */
+    windowSpacingRate(): number {
+        const span = this.windowLastAt - this.windowFirstAt;
+        return this.inWindow.length >= 2 && span > 0 ? ((this.inWindow.length - 1) * 1000) / span : Number.NaN;
     }
 
     /** The least response time of the last one to two periods (Infinity before any answer). */
@@ -51,5 +66,7 @@ export class ResponseTimes {
     /** A new window starts: its answers are counted from now on. */
     newWindow(): void {
         if (this.inWindow.length > 0) this.inWindow = [];
+        this.windowFirstAt = -1;
+        this.windowLastAt = -1;
     }
 }

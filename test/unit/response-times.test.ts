@@ -1,0 +1,43 @@
+/**
+ * A scope's response times: the least over one to two periods and the current window's median and
+ * spacing. Times are epoch ms on a manual timeline.
+ */
+import { ResponseTimes } from '../../packages/throttling/src/pacing/response-times';
+
+const T0 = 1_780_000_000_000;
+
+describe('ResponseTimes', () => {
+    test("the window's spacing rate is its answers less one over the time between the first and the last", () => {
+        const times = new ResponseTimes(30_000);
+        // Behind a limiter letting one out every 1,667 ms; the first answer met no queue (60 ms).
+        times.add(T0 + 60, 60, true);
+        times.add(T0 + 1_727, 1_667, true);
+        times.add(T0 + 3_394, 1_667, true);
+        expect(times.windowSpacingRate()).toBeCloseTo(2_000 / 3_334, 9);
+        // Answers of requests sent before the window do not count in it.
+        times.add(T0 + 3_400, 5_000, false);
+        expect(times.windowSpacingRate()).toBeCloseTo(2_000 / 3_334, 9);
+    });
+
+    test('with fewer than two answers, or all at one instant, there is no spacing to read', () => {
+        const times = new ResponseTimes(30_000);
+        expect(times.windowSpacingRate()).toBeNaN();
+        times.add(T0, 50, true);
+        expect(times.windowSpacingRate()).toBeNaN();
+        times.add(T0, 50, true);
+        expect(times.windowSpacingRate()).toBeNaN();
+    });
+
+    test('a new window starts the spacing afresh; the least response time stays', () => {
+        const times = new ResponseTimes(30_000);
+        times.add(T0, 40, true);
+        times.add(T0 + 100, 90, true);
+        times.newWindow();
+        expect(times.windowSpacingRate()).toBeNaN();
+        expect(times.windowCount).toBe(0);
+        times.add(T0 + 1_000, 70, true);
+        times.add(T0 + 1_500, 70, true);
+        expect(times.windowSpacingRate()).toBeCloseTo(2, 6);
+        expect(times.minMs).toBe(40);
+    });
+});
