@@ -96,6 +96,7 @@ function probeSummary(run: FrontierRun): Record<string, unknown> {
     return {
         makespanMs: run.makespanMs,
         idleWithWorkSlotSecs: run.idleWithWorkSlotSecs,
+        refusalGaps: run.refusalGaps,
         perProcess: (run.probes ?? []).map((p) => ({
             meanInFlight: p && Math.round(p.meanInFlight * 10) / 10,
             idleUncounted: p && `${p.idleUncounted}/${p.samples}`,

@@ -6,6 +6,7 @@ import type { Redis } from 'ioredis';
 
 import { FRONTIER_WORKER_ENV, type FrontierResult, type FrontierTask } from './frontier-crawler-process';
 import type { FrontierProbeResult } from './frontier-process-probe';
+import { refusalGaps, type RefusalGaps } from './frontier-refusal-gaps';
 
 /** The compiled worker (build first). */
 const WORKER = join(__dirname, '..', 'dist', 'frontier-crawler-process.js');
@@ -37,6 +38,8 @@ export interface FrontierRun {
     /** With `probe`: each process's probe, and the fleet's slot-seconds left idle while Redis held unlocked work. */
     probes?: (FrontierProbeResult | undefined)[];
     idleWithWorkSlotSecs?: IdleSlots;
+    /** With the probe: the refused arrivals at paced sites against the accepted ones before them. */
+    refusalGaps?: RefusalGaps;
 }
 
 export interface FrontierFleetOptions {
@@ -235,6 +238,12 @@ export async function runFrontierFleet(o: FrontierFleetOptions): Promise<Frontie
         redisCommands: before && after ? after.commands - before.commands : 0,
         redisScripts: before && after ? after.scripts - before.scripts : 0,
         killed,
-        ...(o.probe ? { probes: results.map((r) => r?.probe), idleWithWorkSlotSecs } : {}),
+        ...(o.probe
+            ? {
+                  probes: results.map((r) => r?.probe),
+                  idleWithWorkSlotSecs,
+                  refusalGaps: refusalGaps(o.web.log, o.pacedHosts, o.pacedDelaySecs * 1000),
+              }
+            : {}),
     };
 }
