@@ -4,7 +4,7 @@
  * `SEEDS=1000:60 NODE_OPTIONS=--experimental-vm-modules npx jest test/tuning/sim-family.tune.ts --testMatch '**\/*.tune.ts'`.
  * Half the mixes are B5's token-bucket family (sites that send RateLimit headers become the fixed
  * windows real limiters that send them are); the other half draw the other limiter kinds. Tune on
- * 1000–1059, judge on 5000–5059.
+ * 1000–1059, judge on 5000–5059. `PRINT_SITES=1` prints each site's kind and refusals.
  */
 import { drawMixes } from '../../packages/bench/src/mixes';
 import { asRealLimiter, simulateCrawl, simulateOracle } from '../helpers/rate-limited-sim';
@@ -76,6 +76,11 @@ test('sim family', async () => {
         const refusedAt = new Map([...r.arrivals].map(([host, l]) => [host, l.filter((a) => a.refused).length]));
         const perSite = [...refusedAt.values()];
         for (const site of mix.sites) {
+            if (process.env.PRINT_SITES) {
+                const kind =
+                    site.limiter?.kind ?? `bucket burst ${site.burst ?? 1} ${site.refusal?.retryAfter ?? 'seconds'}`;
+                console.log(`SITE ${seed} ${site.host} ${kind} refused ${refusedAt.get(site.host)}`);
+            }
             const headers = site.limiter?.kind === 'window' && site.limiter.headers !== 'none';
             if (headers) continue;
             tally.sites += 1;
