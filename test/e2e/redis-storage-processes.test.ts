@@ -20,10 +20,6 @@ const allPages = (web: PoliteWeb) =>
  * four sites, two of them paced.
  */
 describeRedis('crawler processes on a shared frontier (RedisStorageClient)', () => {
-    // Open defect: once in four CI runs, the resume test saw a page handled twice by the processes of
-    // the second phase (not held by a stopped one). Until it is found, a failure is logged and the
-    // test runs once more; a second failure fails the run. See CHANGELOG, Known issues.
-    jest.retryTimes(1, { logErrorsBeforeRetry: true });
     let web: PoliteWeb;
     let prefix: string;
     let workers: FrontierWorker[];

@@ -12,6 +12,9 @@ import { isPromise } from '../core/maybe-promise';
 import type { Dispatcher } from '../dispatch/dispatcher';
 import type { HandoutLedger } from '../dispatch/handout-ledger';
 
+/** A domain queue that may read a request by id (Crawlee's RequestQueue does; a user's opener may not). */
+type Readable = IRequestManager & { getRequest?: (id: string) => Promise<Request | null> };
+
 /** How many held-back requests one fetch may move out of `inner` before giving the slot back. */
 const MAX_MOVES_PER_FETCH = 100;
 
@@ -76,6 +79,7 @@ export class InnerDrain {
                 this.deps.handouts.record(request, { source: inner });
                 return request;
             }
+            if (await this.movedAlready(entry, request, inner)) continue;
             const dispatched = await this.tryDispatch(entry, request, inner);
             if (dispatched) return dispatched;
             if (!(await this.holdBack(entry, request, inner))) return null;
@@ -95,6 +99,37 @@ export class InnerDrain {
         this.deps.warnOnce(
             `${request.url} came out of the queue again while this process held it (its lock ran out, the storage away?); the copy is dropped, not crawled twice.`,
         );
+        return true;
+    }
+
+    /**
+     * The original of a request whose move into its key's own queue was cut short: the copy was
+     * added there, then the process was killed (or the storage failed) before the original was
+     * marked handled here, and `inner` listed it again once its lock lapsed. Dispatched or windowed
+     * it would be crawled twice, once from each queue; it is marked moved and handled instead, as
+     * the move would have done, and the copy is crawled (or was). Only a key with a queue of its
+     * own can hold a copy, so the others cost no storage call; one that has costs a read of it.
+     * A failed read gives the request back to the front of `inner`.
+     */
+    private async movedAlready(entry: DomainQueue, request: Request, inner: IRequestManager): Promise<boolean> {
+        if (!request.id || !(entry.opened || entry.opening)) return false;
+        let copy: Request | null;
+        try {
+            const queue: Readable = await this.deps.registry.open(entry);
+            if (typeof queue.getRequest !== 'function') return false;
+            copy = await queue.getRequest(request.id);
+        } catch (error) {
+            await inner.reclaimRequest(request, { forefront: true });
+            throw error;
+        }
+        // The same id is the same unique key; a request of another URL under it is not a copy.
+        if (!copy || copy.url !== request.url) return false;
+        this.deps.warnOnce(
+            `${request.url} came out of inner though it had been moved to the queue of ${entry.key} (a move cut short by a kill?); it is crawled from there, not twice.`,
+        );
+        markMoved(request, entry.key);
+        await inner.markRequestHandled(request);
+        this.moved += 1;
         return true;
     }
 
