@@ -197,6 +197,17 @@ describe('sliding windows that count refused requests (haproxy http_req_rate)', 
     });
 });
 
+describe('sliding windows that count refused requests, on a long crawl', () => {
+    test('a cut is not undone by the refusals of the run before it, which the window still counts', async () => {
+        // 89 per 10 s. Undone on those refusals, the cut sent the pace back up to 25 req/s, into a
+        // second wave of them: 19 refusals in all.
+        const site: SimSite = { host, latencyMs: 99, limiter: { kind: 'sliding', limit: 89, periodMs: 10_000 } };
+        const r = await simulateCrawl([site], 500, {}, 40, 900_000);
+        expect(r.done).toBe(500);
+        expect(refusedAt(r)).toBeLessThanOrEqual(14);
+    });
+});
+
 describe('limits that change mid-crawl', () => {
     test('a bucket whose rate halves, then doubles back: the pace follows both ways', async () => {
         const site: SimSite = {

@@ -3,6 +3,11 @@
  * trial: a bucket then stops refusing. If the refused share does not fall after it (it kept
  * `BACKGROUND_HELD` of itself over two refusals), those refusals come whatever the pace (a site that
  * refuses a share of requests at random): the cut is undone and that share no longer cuts.
+ *
+ * A limiter with a memory (haproxy's sliding `http_req_rate`, a fixed window) still counts the run
+ * before the cut after it, and refuses for a while whatever the new pace: the refusals within as long
+ * after the cut as that run took do not judge it (undone on them, the cut sent the pace back up into
+ * a second wave of refusals).
  */
 import { BACKGROUND_HELD, PACE_GAIN } from './pace-learner-constants';
 
@@ -21,6 +26,8 @@ interface CutOnTrial {
     refusals: number;
     /** The pace cut to: refusals above it are a probe's, not the trial's. */
     cutTo: number;
+    /** Refusals before this (epoch ms) may be the run before the cut, still counted by the site. */
+    judgedFrom: number;
 }
 
 export class CutTrial {
@@ -36,22 +43,33 @@ export class CutTrial {
 
     /**
      * The pace was cut from `before` to `cutTo` at a refused share `share`, after `dispatched`
-     * dispatches in all; judged only when `judged` (cut under what the site delivered).
+     * dispatches in all; judged only when `judged` (cut under what the site delivered), by the
+     * refusals from `judgedFrom` (epoch ms) on.
      */
-    begin(before: PaceBounds, cutTo: number, share: number, dispatched: number, judged: boolean): void {
-        this.trial = judged ? { before, share, dispatched, refusals: 0, cutTo } : undefined;
+    begin(
+        before: PaceBounds,
+        cutTo: number,
+        share: number,
+        dispatched: number,
+        judged: boolean,
+        judgedFrom: number,
+    ): void {
+        this.trial = judged ? { before, share, dispatched, refusals: 0, cutTo, judgedFrom } : undefined;
     }
 
     /**
-     * Whether a refusal at `pace`, at a refused share `share` (one over the dispatches since the one
-     * before), `dispatched` dispatches in all, should cut the pace. A cut found not to follow the pace
-     * gives its earlier bounds to `undo`.
+     * Whether a refusal at `now` at `pace`, at a refused share `share` (one over the dispatches since
+     * the one before), `dispatched` dispatches in all, should cut the pace. A cut found not to follow
+     * the pace gives its earlier bounds to `undo`.
      */
-    follows(share: number, pace: number, dispatched: number, undo: (before: PaceBounds) => void): boolean {
+    follows(now: number, share: number, pace: number, dispatched: number, undo: (before: PaceBounds) => void): boolean {
         const trial = this.trial;
         // Refused at a pace clearly above the one cut to: a probe found the bound, which says nothing of
         // the cut (a probe's small step above it still leaves the trial open).
         if (trial && pace > trial.cutTo / PACE_GAIN) this.trial = undefined;
+        // Perhaps the run before the cut, still counted: no verdict on the cut, which may also have been
+        // too small (a limit that fell): it cuts again.
+        else if (trial && now < trial.judgedFrom) this.trial = undefined;
         else if (trial) {
             trial.refusals += 1;
             const since = trial.refusals / Math.max(1, dispatched - trial.dispatched);

@@ -79,6 +79,8 @@ export class PaceLearner implements AdaptiveData {
     // Dispatches in all, at the last refusal, and since the refused bound last moved.
     private dispatched = 0;
     private dispatchedAtRefusal = 0;
+    // When the last refusal came (-1: none yet): the run since it is what a cut then answers.
+    private refusedAt = -1;
     private sinceBound = 0;
     // When the refused bound last moved (relaxed after a period).
     private boundAt = 0;
@@ -154,6 +156,8 @@ export class PaceLearner implements AdaptiveData {
         this.policy = policy;
         const run = Math.max(1, this.dispatched - this.dispatchedAtRefusal);
         this.dispatchedAtRefusal = this.dispatched;
+        const runMs = this.refusedAt < 0 ? 0 : now - this.refusedAt;
+        this.refusedAt = now;
         // Refused with others in flight, more than a quiet window had: a concurrency cap would refuse
         // beyond those. Within what a quiet window had it cannot be a cap's.
         const beyondProven = this.knee.isBeyondProven(inFlight);
@@ -172,8 +176,8 @@ export class PaceLearner implements AdaptiveData {
             // Refused at a pace a quiet window proved, only with more in flight than one proved: the
             // slots' doing (now capped below them), not the pace's. Both raised: both step back.
             emptyBucket = false;
-        } else if (this.trial.follows(1 / run, this.rate, this.dispatched, (before) => Object.assign(this, before))) {
-            this.cut(now, 1 / run);
+        } else if (this.trial.follows(now, 1 / run, this.rate, this.dispatched, (b) => Object.assign(this, b))) {
+            this.cut(now, 1 / run, runMs);
         } else emptyBucket = false;
         // A refusal that does not follow the pace leaves the window as it was: it may still prove the
         // pace, over the time its wait left for sending.
@@ -241,7 +245,7 @@ export class PaceLearner implements AdaptiveData {
     }
 
     /** Refused at the pace: just under the delivery rate since the bucket was last empty. */
-    private cut(now: number, share: number): void {
+    private cut(now: number, share: number, runMs: number): void {
         const refused = this.rate;
         const sample = this.deliverySample(now);
         // The delivery sample is a lower bound on the rate (a full bucket wastes its refill); a pace that
@@ -260,7 +264,7 @@ export class PaceLearner implements AdaptiveData {
         this.setPace(now, estimate, settled ? Math.min(refused, estimate / PACE_GAIN) : refused);
         // On trial only when cut under what the site delivered: a bucket then stops refusing.
         const judged = share < MAX_BACKGROUND_SHARE && sample !== undefined && this.rate <= sample.rate;
-        this.trial.begin({ rate, safeRate, unsafeRate }, this.rate, share, dispatched, judged);
+        this.trial.begin({ rate, safeRate, unsafeRate }, this.rate, share, dispatched, judged, now + runMs);
     }
 
     /** Paces just under `measured`, with `refused` (a pace the site refused or queued at) as the bound. */
