@@ -78,7 +78,8 @@ test('sim family', async () => {
         for (const site of mix.sites) {
             if (process.env.PRINT_SITES) {
                 const kind =
-                    site.limiter?.kind ?? `bucket burst ${site.burst ?? 1} ${site.refusal?.retryAfter ?? 'seconds'}`;
+                    (site.limiter?.kind === 'window' ? `window ${site.limiter.headers}` : site.limiter?.kind) ??
+                    `bucket burst ${site.burst ?? 1} ${site.refusal?.retryAfter ?? 'seconds'}`;
                 console.log(`SITE ${seed} ${site.host} ${kind} refused ${refusedAt.get(site.host)}`);
             }
             const headers = site.limiter?.kind === 'window' && site.limiter.headers !== 'none';
