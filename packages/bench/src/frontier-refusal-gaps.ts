@@ -1,4 +1,4 @@
-import type { LogEntry } from '@crawlee-throttling/polite-web';
+import { isRobotsPath, type LogEntry } from '@crawlee-throttling/polite-web';
 import { percentile } from './stats';
 
 /**
@@ -31,7 +31,7 @@ export function refusalGaps(log: readonly LogEntry[], pacedHosts: readonly strin
         let last: LogEntry | undefined;
         let lastGap = Number.POSITIVE_INFINITY;
         for (const entry of log) {
-            if (entry.site !== host || entry.path === '/robots.txt') continue;
+            if (entry.site !== host || isRobotsPath(entry.path)) continue;
             if (!entry.refused) {
                 if (last) {
                     lastGap = entry.time - last.time;

@@ -162,8 +162,7 @@ export class PaceLearner implements AdaptiveData {
         // beyond those. Within what a quiet window had it cannot be a cap's.
         const beyondProven = this.knee.isBeyondProven(inFlight);
         // Unsure only where two requests sent together were refused: a burst-1 bucket does that too.
-        const unsure = !Number.isFinite(this.rate) && this.knee.provedOneSlot;
-        if (beyondProven && inFlight <= this.slots) this.markKnee(now, inFlight - 1, unsure);
+        this.capSlotsAt(now, inFlight, !Number.isFinite(this.rate) && this.knee.provedOneSlot);
         const last = this.points.last();
         let emptyBucket = true;
         if (this.answered === (last?.answered ?? 0)) {
@@ -197,8 +196,12 @@ export class PaceLearner implements AdaptiveData {
      * the cap's own count in flight.
      */
     onRefusedInBackoff(now: number, inFlight: number): void {
-        if (this.knee.isBeyondProven(inFlight) && inFlight <= this.slots)
-            this.markKnee(now, inFlight - 1, this.knee.isUnsure);
+        this.capSlotsAt(now, inFlight, this.knee.isUnsure);
+    }
+
+    /** A refusal with `inFlight` in flight beyond the proven slots, within the slots: a cap below them. */
+    private capSlotsAt(now: number, inFlight: number, unsure: boolean): void {
+        if (this.knee.isBeyondProven(inFlight) && inFlight <= this.slots) this.markKnee(now, inFlight - 1, unsure);
     }
 
     /**
