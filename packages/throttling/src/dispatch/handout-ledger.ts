@@ -29,7 +29,7 @@ export interface Handout {
     shared?: SharedHold;
     /** When it was handed out (epoch ms): its answer counts as delivered only after refusals made later. */
     sentAt?: number;
-    /** The interval its dispatch armed (ms), counted again from its departure; cleared once it departed. */
+    /** The interval its dispatch armed (ms), counted again from its departure (each hook that sees it leave). */
     intervalMs?: number;
 }
 

@@ -1,5 +1,5 @@
 import type { IRequestManager } from '@crawlee/core';
-import { log as crawleeLog, Session } from '@crawlee/core';
+import { GotScrapingHttpClient, log as crawleeLog, Session } from '@crawlee/core';
 
 import { ThrottlingOptionsError } from '../core/errors';
 import type { RobotsFetcher } from '../options/robots-fetcher';
@@ -124,11 +124,40 @@ function refuseConflicts(manager: ThrottlerPort, crawler: AttachableCrawler, req
     return sameDomainDelayMs;
 }
 
+/**
+ * Whether the crawler sends its requests with got-scraping (Crawlee's default HTTP client, for every
+ * HTTP crawler), whose `beforeRequest` hooks run once the request is built, just before it is written.
+ * A browser crawler's pre-navigation hooks get `page.goto()`'s options instead, and another client
+ * may not run got's hooks; both keep the departure the pre-navigation hook counts.
+ */
+function sendsThroughGot(crawler: AttachableCrawler): boolean {
+    if ('browserPool' in crawler) return false;
+    const client = crawler.httpClient;
+    return client instanceof GotScrapingHttpClient || client?.constructor?.name === 'GotScrapingHttpClient';
+}
+
+/**
+ * Appends a got `beforeRequest` hook to the crawler's request options: it runs after got-scraping's
+ * own (header generation) and the crawler's later pre-navigation hooks, so a request's interval
+ * counts from when it is written, not from when the first hook saw it. Redirects run it again.
+ */
+function countAgainAtSend(requestOptions: unknown, departs: () => void): void {
+    if (typeof requestOptions !== 'object' || requestOptions === null) return;
+    const options = requestOptions as { hooks?: { beforeRequest?: unknown } };
+    const hooks = (options.hooks ??= {});
+    const before = Array.isArray(hooks.beforeRequest) ? hooks.beforeRequest : [];
+    hooks.beforeRequest = [...before, () => departs()];
+}
+
 /** Responses: our hook goes first, before Crawlee's own hooks and blocked-status checks retire the session. */
 function hookResponses(manager: ThrottlerPort, crawler: AttachableCrawler): void {
     // A request of a domain past its error budget fails before it is sent.
     if (Array.isArray(crawler.preNavigationHooks)) {
-        crawler.preNavigationHooks.unshift(async (context: NavigationContext) => manager.checkReachable(context));
+        const throughGot = sendsThroughGot(crawler);
+        crawler.preNavigationHooks.unshift(async (context: NavigationContext, requestOptions?: unknown) => {
+            manager.checkReachable(context);
+            if (throughGot) countAgainAtSend(requestOptions, () => manager.departs(context));
+        });
     }
     if (Array.isArray(crawler.postNavigationHooks)) {
         crawler.postNavigationHooks.unshift(async (context: NavigationContext) =>

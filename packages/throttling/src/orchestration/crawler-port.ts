@@ -25,7 +25,7 @@ export interface CrawlerPortDeps {
     states: DomainStateStore;
     recorder: PacingRecorder;
     responses: Pick<ResponseInterpreter, 'handle'>;
-    dispatcher: Pick<Dispatcher, 'checkReachable'>;
+    dispatcher: Pick<Dispatcher, 'checkReachable' | 'departs'>;
     gate: Pick<OriginGate, 'set'>;
     wake: Pick<WakeSignal, 'subscribe'>;
     report: Pick<DomainReport, 'stats'>;
@@ -78,6 +78,10 @@ export class CrawlerPort implements ThrottlerPort {
 
     checkReachable(context: { request: Request }): void {
         this.deps.dispatcher.checkReachable(context.request);
+    }
+
+    departs(context: { request: Request }): void {
+        this.deps.dispatcher.departs(context.request);
     }
 
     onWake(listener: () => void): () => void {

@@ -21,6 +21,8 @@ export interface ThrottlerPort {
     handleResponse(context: NavigationContext, response: unknown): Promise<void>;
     /** Throws `DomainUnreachableError` when the request's domain spent its error budget. */
     checkReachable(context: { request: Request }): void;
+    /** The request is being sent now (the HTTP client's last hook): its interval counts from here. */
+    departs(context: { request: Request }): void;
     /** Calls `listener` whenever held-back work becomes ready; returns an unsubscribe. */
     onWake(listener: () => void): () => void;
     /** Sets the check run per origin before its first dispatch (robots.txt), and again when stale. */

@@ -1,0 +1,66 @@
+import { ProxyConfiguration } from '@crawlee/core';
+import { HttpCrawler } from '@crawlee/http';
+import { startPoliteWeb } from '@crawlee-throttling/polite-web';
+import type { PoliteWeb } from '@crawlee-throttling/polite-web';
+
+import { ThrottlingRequestManager } from 'crawlee-throttling';
+import { memoryConfig } from '../helpers/storage';
+
+const HOST = 'bucket.example';
+const RATE = 5;
+const PAGES = 12;
+
+/**
+ * A request can lag after the throttler's pre-navigation hook: the crawler's own later hooks, and
+ * got-scraping's header generation, run between it and the send. When only that first hook counted
+ * the departure, a request that lagged there reached the site late, and the next one, on time, less
+ * than an interval after it: a burst-1 bucket refused it.
+ */
+describe('the interval counts from when the request is sent', () => {
+    let web: PoliteWeb;
+    beforeAll(async () => {
+        web = await startPoliteWeb({ sites: [{ host: HOST, pages: PAGES, latencyMs: 20, rate: RATE, burst: 1 }] });
+    });
+    afterAll(async () => web.close());
+
+    test('a pre-navigation hook that holds every other request does not bring the next one too close', async () => {
+        const config = memoryConfig();
+        const throttler = new ThrottlingRequestManager(
+            {
+                domains: 'all',
+                rampup: false,
+                respectCrawlDelay: false,
+                scopes: { [HOST]: { delaySecs: 1 / (0.95 * RATE), concurrency: 2 } },
+            },
+            config,
+        );
+        let sent = 0;
+        const crawler = new HttpCrawler(
+            {
+                requestQueue: throttler.asRequestQueue(),
+                proxyConfiguration: new ProxyConfiguration({ proxyUrls: [web.proxyUrl] }),
+                maxConcurrency: 4,
+                maxRequestRetries: 5,
+                // The user's own hook, after the throttler's: every other request waits 100 ms in it.
+                preNavigationHooks: [
+                    async () => {
+                        sent += 1;
+                        if (sent % 2 === 1) await new Promise((resolve) => setTimeout(resolve, 100));
+                    },
+                ],
+                requestHandler: async () => undefined,
+            },
+            config,
+        );
+        throttler.attach(crawler);
+        await crawler.run(Array.from({ length: PAGES }, (_, i) => web.url(HOST, `/page/${i}`)));
+
+        const arrivals = web.log.filter((e) => e.site === HOST && e.path.startsWith('/page/'));
+        const times = arrivals.map((e) => e.time).sort((a, b) => a - b);
+        const gaps = times.slice(1).map((t, i) => t - times[i]);
+        expect(arrivals.filter((e) => e.refused)).toHaveLength(0);
+        // The bucket's own interval, less a few ms for timers.
+        expect(Math.min(...gaps)).toBeGreaterThanOrEqual(1000 / RATE - 5);
+        expect(new Set(arrivals.map((e) => e.path)).size).toBe(PAGES);
+    });
+});
