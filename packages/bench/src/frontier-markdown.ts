@@ -1,3 +1,4 @@
+import { TOLD_RATE_SHARE } from './frontier-bench';
 import type { FrontierResultSet } from './frontier-bench';
 import type { FrontierRun } from './frontier-fleet';
 import { idealMakespanMs } from './frontier-ideal';
@@ -25,7 +26,7 @@ export function b8Section(result: FrontierResultSet): string {
         '',
         `${s.sites} sites × ${s.pages + 1} pages (a link graph: \`/\` → \`/page/0\`, \`/page/N\` → \`N+1\`, \`2N+1\`, and each site's`,
         `pages link the next site's root), every response after ${s.latencyMs} ms; the first ${s.pacedSites} sites allow`,
-        `${s.pacedRate} requests/s and the throttler is told so (known paces), the rest are free. Every process starts`,
+        `${s.pacedRate} requests/s (burst 1) and the throttler is told ${TOLD_RATE_SHARE * 100} % of that, as B5's oracle is (known paces); the rest are free. Every process starts`,
         `from all the roots, follows links, runs ${s.maxConcurrency} requests at once throughout, and shares the frontier`,
         `(every storage on Redis) and the clock (RedisDomainClock, concurrency slots included: a free site takes`,
         `${s.maxConcurrency} at once over all processes) with the others; locks last ${s.lockSecs} s.`,
@@ -37,6 +38,7 @@ export function b8Section(result: FrontierResultSet): string {
     const ideal = (processes: number) => {
         const ms = idealMakespanMs({
             ...s,
+            pacedRate: TOLD_RATE_SHARE * s.pacedRate,
             slots: processes * s.maxConcurrency,
             siteSlots: s.maxConcurrency,
             pacedConcurrency: Math.ceil((s.latencyMs / 1000) * s.pacedRate) + 1,
