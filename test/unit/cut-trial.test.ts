@@ -1,7 +1,7 @@
 /**
  * Whether a scope's refusals follow its pace: a cut on trial is undone when the refused share holds
  * after it, except on refusals that may be the run before the cut, still counted by a limiter with a
- * memory. Times are epoch ms on a manual timeline.
+ * memory, and after a cut that stayed above what the site surely sustained (then it cuts deeper). Times are epoch ms on a manual timeline.
  */
 import { CutTrial } from '../../packages/throttling/src/pacing/cut-trial';
 import type { PaceBounds } from '../../packages/throttling/src/pacing/cut-trial';
@@ -36,6 +36,21 @@ describe('CutTrial', () => {
         expect(trial.follows(T0 + 2_000, 0.1, 6, 120, undo)).toBe(true);
         expect(undo).not.toHaveBeenCalled();
         expect(trial.open).toBe(false);
+    });
+
+    test('refusals that outlast a cut above what the site surely sustained cut deeper instead of undoing it', () => {
+        // A fixed window: the cut stayed above its waits-included delivery, and it refuses as before.
+        const trial = new CutTrial();
+        trial.begin(BEFORE, 6, 0.1, 100, true, T0 + 5_000, false);
+        const undo = jest.fn();
+        expect(trial.follows(T0 + 6_000, 0.1, 6, 110, undo)).toBe(false);
+        expect(trial.deeper).toBe(false);
+        expect(trial.follows(T0 + 7_000, 0.1, 6, 120, undo)).toBe(true);
+        expect(undo).not.toHaveBeenCalled();
+        expect(trial.deeper).toBe(true);
+        // The deeper cut is judged as any other, and the next one reads the usual rate again.
+        trial.begin(BEFORE, 2, 0.1, 120, true, T0 + 8_000, true);
+        expect(trial.deeper).toBe(false);
     });
 
     test('a refusal clearly above the pace cut to is a probe: it closes the trial and cuts', () => {

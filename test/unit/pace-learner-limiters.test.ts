@@ -185,6 +185,25 @@ describe('fixed windows (N per window; every request counts, refused ones too)',
     });
 });
 
+describe('fixed windows without headers, on a long crawl', () => {
+    test('a window proves a pace only as long as the wait the site named, and a cut the refusals outlast goes deeper', async () => {
+        // 54 per 18 s, each refusal told to wait for the window's end. One-second windows proved any pace
+        // at the start of a fresh window, and a cut to the delivery rate read without the wasted refill
+        // (9 req/s, against a true 3) was refused again and undone as if the refusals came whatever the
+        // pace: a refusal each window, 12 in all.
+        const site: SimSite = {
+            host,
+            latencyMs: 174,
+            limiter: { kind: 'window', limit: 54, windowMs: 18_000, headers: 'none' },
+        };
+        const r = await simulateCrawl([site], 500, {}, 40, 900_000);
+        const oracle = await simulateOracle([site], 500, 40, 900_000);
+        expect(r.done).toBe(500);
+        expect(refusedAt(r)).toBeLessThanOrEqual(8);
+        expect(r.makespanMs).toBeLessThanOrEqual(1.2 * oracle.makespanMs);
+    });
+});
+
 describe('sliding windows that count refused requests (haproxy http_req_rate)', () => {
     test('paced under the limit after the first refusals; the refusals it counts do not lock the crawl out', async () => {
         const site: SimSite = { host, latencyMs: 20, limiter: { kind: 'sliding', limit: 60, periodMs: 10_000 } };

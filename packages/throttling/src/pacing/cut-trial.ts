@@ -8,6 +8,10 @@
  * before the cut after it, and refuses for a while whatever the new pace: the refusals within as long
  * after the cut as that run took do not judge it (undone on them, the cut sent the pace back up into
  * a second wave of refusals).
+ *
+ * A cut above what the site surely sustained (its answers over the whole span, waits included) proves
+ * nothing when refusals outlast it: the reading it was cut to leaves out refill a full bucket would
+ * have wasted in the wait, and a fixed window wastes none. Those refusals cut deeper, under that.
  */
 import { BACKGROUND_HELD, PACE_GAIN } from './pace-learner-constants';
 
@@ -28,6 +32,8 @@ interface CutOnTrial {
     cutTo: number;
     /** Refusals before this (epoch ms) may be the run before the cut, still counted by the site. */
     judgedFrom: number;
+    /** Cut under what the site surely sustained, its waits included: only then can refusals that go on be no pace's. */
+    sure: boolean;
 }
 
 export class CutTrial {
@@ -35,10 +41,17 @@ export class CutTrial {
     private trial: CutOnTrial | undefined;
     // The share found to be refused whatever the pace: a share within it does not cut.
     private backgroundShare = 0;
+    // The last trial failed above what the site surely sustained: the next cut goes under that.
+    private cutDeeper = false;
 
     /** A cut is being judged: the pace holds until it is. */
     get open(): boolean {
         return this.trial !== undefined;
+    }
+
+    /** The refusals went on after a cut that stayed above what the site surely sustained: cut under it. */
+    get deeper(): boolean {
+        return this.cutDeeper;
     }
 
     /**
@@ -53,8 +66,10 @@ export class CutTrial {
         dispatched: number,
         judged: boolean,
         judgedFrom: number,
+        sure = true,
     ): void {
-        this.trial = judged ? { before, share, dispatched, refusals: 0, cutTo, judgedFrom } : undefined;
+        this.cutDeeper = false;
+        this.trial = judged ? { before, share, dispatched, refusals: 0, cutTo, judgedFrom, sure } : undefined;
     }
 
     /**
@@ -75,7 +90,12 @@ export class CutTrial {
             const since = trial.refusals / Math.max(1, dispatched - trial.dispatched);
             if (since < trial.share * BACKGROUND_HELD) this.trial = undefined;
             else if (trial.refusals < 2) return false;
-            else {
+            else if (!trial.sure) {
+                // The cut may have been too small (a fixed window grants nothing until it turns, so the
+                // reading that leaves wasted refill out was too high): no verdict yet, cut deeper.
+                this.trial = undefined;
+                this.cutDeeper = true;
+            } else {
                 this.trial = undefined;
                 this.backgroundShare = Math.max(this.backgroundShare, Math.min(trial.share, since));
                 undo(trial.before);

@@ -24,6 +24,8 @@ interface EmptyPoint {
 export interface DeliverySample {
     rate: number;
     upper: number;
+    /** The same point's answers over its whole span, waits included: what the site surely sustained. */
+    lower: number;
     exact: boolean;
 }
 
@@ -76,7 +78,8 @@ export class DeliveryPoints {
             const fillMs = upper > 0 ? (burst * 1000) / upper : Number.POSITIVE_INFINITY;
             const rate = (since * 1000) / Math.max(span - Math.max(0, p.waitMs - fillMs), minSpanMs);
             const exact = p.minPace >= upper && (since * 1000) / span >= upper * agree;
-            if (best === undefined || rate > best.rate) best = { rate, upper: Math.max(rate, upper), exact };
+            const lower = (since * 1000) / span;
+            if (best === undefined || rate > best.rate) best = { rate, upper: Math.max(rate, upper), lower, exact };
         }
         return best;
     }

@@ -94,6 +94,9 @@ export class PaceLearner implements AdaptiveData {
     private quotaLeft = Number.POSITIVE_INFINITY;
     // The last cut, judged by the refusals after it (refusals that come whatever the pace do not cut).
     private readonly trial = new CutTrial();
+    // The longest wait the site named after a refusal (up to a period): a limiter that remembers this
+    // long (a fixed window) lets a shorter window through quiet whatever the pace, so none proves one.
+    private memoryMs = 0;
 
     /** `initialRate`: a pace to start from instead of unpaced (Infinity). */
     constructor(initialRate = Number.POSITIVE_INFINITY) {
@@ -158,6 +161,7 @@ export class PaceLearner implements AdaptiveData {
         this.dispatchedAtRefusal = this.dispatched;
         const runMs = this.refusedAt < 0 ? 0 : now - this.refusedAt;
         this.refusedAt = now;
+        if (serverGiven) this.memoryMs = Math.min(PERIOD_MS, Math.max(this.memoryMs, waitMs));
         // Refused with others in flight, more than a quiet window had: a concurrency cap would refuse
         // beyond those. Within what a quiet window had it cannot be a cap's.
         const beyondProven = this.knee.isBeyondProven(inFlight);
@@ -257,7 +261,8 @@ export class PaceLearner implements AdaptiveData {
         const doubling = !Number.isFinite(this.unsafeRate);
         const proven = [doubling ? this.quietRate : 0, this.heldRate].filter((r) => r < refused * PACE_GAIN);
         const quiet = Math.max(0, ...proven);
-        const estimate = Math.max(Math.min(sample?.rate ?? 0, refused), quiet) || refused / 2;
+        const delivered = this.trial.deeper ? sample?.lower : sample?.rate;
+        const estimate = Math.max(Math.min(delivered ?? 0, refused), quiet) || refused / 2;
         const { rate, safeRate, unsafeRate, dispatched } = this;
         // Asked faster than it delivered all along since the bucket was last empty (that is its rate), or
         // a relaxed bound's probe refused above a pace held for a period: the bound sits just above the
@@ -267,7 +272,8 @@ export class PaceLearner implements AdaptiveData {
         this.setPace(now, estimate, settled ? Math.min(refused, estimate / PACE_GAIN) : refused);
         // On trial only when cut under what the site delivered: a bucket then stops refusing.
         const judged = share < MAX_BACKGROUND_SHARE && sample !== undefined && this.rate <= sample.rate;
-        this.trial.begin({ rate, safeRate, unsafeRate }, this.rate, share, dispatched, judged, now + runMs);
+        const sure = sample !== undefined && this.rate <= sample.lower;
+        this.trial.begin({ rate, safeRate, unsafeRate }, this.rate, share, dispatched, judged, now + runMs, sure);
     }
 
     /** Paces just under `measured`, with `refused` (a pace the site refused or queued at) as the bound. */
@@ -288,7 +294,7 @@ export class PaceLearner implements AdaptiveData {
 
     private maybeCloseWindow(now: number): void {
         const answers = this.times.windowCount;
-        if (now - this.windowStart < this.policy.windowMs) return;
+        if (now - this.windowStart < Math.max(this.policy.windowMs, this.memoryMs)) return;
         // Too few answers for a median (answers slower than the window): no verdict on queueing. A
         // window the slots held back waits for one, as slots grow only on it: answers a limiter holds
         // for seconds (nginx without nodelay) come after the window, and are the queue to see.
