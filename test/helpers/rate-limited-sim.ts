@@ -22,13 +22,20 @@ export interface SimResult {
     ratio: number;
     /** Most requests in flight at once at any site. */
     maxInFlight: number;
-    /** Per host: arrival time and whether it was refused. */
-    arrivals: Map<string, { at: number; refused: boolean }[]>;
+    /** Per host: arrival time, whether it was refused, and the wait a refusal's `Retry-After` named (ms). */
+    arrivals: Map<string, SimArrival[]>;
     /** Per host: the median response time of accepted answers over the site's unloaded one. */
     responseRatio: Map<string, number>;
     /** Per host: the most requests in flight at once. */
     hostInFlight: Map<string, number>;
     manager: ThrottlingRequestManager;
+}
+
+export interface SimArrival {
+    at: number;
+    refused: boolean;
+    /** The wait a refusal's `Retry-After` named, ms from its answer (0: none named). */
+    retryAfterMs: number;
 }
 
 interface InFlight extends SimAnswer {
@@ -66,7 +73,7 @@ export async function simulateCrawl(
     for (let p = 0; p < pages; p++) for (const s of sites) urls.push(`https://${s.host}/page/${p}`);
     await manager.addRequestsBatched(urls, { waitForAllRequestsToBeAdded: true });
     const models = new Map(sites.map((s) => [s.host, new SiteModel(s, START)]));
-    const arrivals = new Map<string, { at: number; refused: boolean }[]>(sites.map((s) => [s.host, []]));
+    const arrivals = new Map<string, SimArrival[]>(sites.map((s) => [s.host, []]));
     const times = new Map<string, number[]>(sites.map((s) => [s.host, []]));
     const hostInFlight = new Map<string, number>(sites.map((s) => [s.host, 0]));
     const inFlight: InFlight[] = [];
@@ -79,7 +86,8 @@ export async function simulateCrawl(
             const host = new URL(request.url).hostname;
             const now = clock.now();
             const answer = models.get(host)!.arrive(now);
-            arrivals.get(host)!.push({ at: now, refused: answer.refused });
+            const retryAfterMs = answer.refused ? namedWaitMs(answer.headers['Retry-After'], answer.doneAt) : 0;
+            arrivals.get(host)!.push({ at: now, refused: answer.refused, retryAfterMs });
             inFlight.push({ ...answer, request, host, sentAt: now });
             const here = inFlight.filter((f) => f.host === host).length;
             hostInFlight.set(host, Math.max(hostInFlight.get(host)!, here));
@@ -141,4 +149,13 @@ export function median(xs: number[]): number {
 export function simulateOracle(sites: SimSite[], pages: number, crawlerConcurrency = 40, maxSimMs = Infinity) {
     const scopes = Object.fromEntries(sites.map((s) => [s.host, oracleScope(new SiteModel(s, START))]));
     return simulateCrawl(sites, pages, { rampup: false, scopes }, crawlerConcurrency, maxSimMs);
+}
+
+/** The wait a `Retry-After` value (seconds or an HTTP-date) names at `now`, ms; 0 without one. */
+function namedWaitMs(value: string | undefined, now: number): number {
+    if (value === undefined) return 0;
+    const seconds = Number(value);
+    if (Number.isFinite(seconds)) return seconds * 1000;
+    const at = Date.parse(value);
+    return Number.isFinite(at) ? Math.max(0, at - now) : 0;
 }

@@ -61,7 +61,8 @@ function drawKinds(seed: number): { sites: SimSite[]; pages: number; kind: strin
 test('sim family', async () => {
     const rows: { seed: number; ratio: number; refused: number; worstSite: number; response: number }[] = [];
     // Sites over the goal's two refusals, of those sending no RateLimit headers; refusals and requests in all.
-    const tally = { sites: 0, overTwo: 0, refused: 0, sent: 0 };
+    // And sites whose first refusal named a wait of 2 s or more, and those of them refused more than once.
+    const tally = { sites: 0, overTwo: 0, refused: 0, sent: 0, longWait: 0, longWaitOverOne: 0 };
     const bench = drawMixes(first, count);
     for (let i = 0; i < count; i++) {
         const seed = first + i;
@@ -84,6 +85,13 @@ test('sim family', async () => {
             }
             const headers = site.limiter?.kind === 'window' && site.limiter.headers !== 'none';
             if (headers) continue;
+            const first = r.arrivals.get(site.host)!.find((a) => a.refused);
+            if (first && first.retryAfterMs >= 2_000) {
+                tally.longWait += 1;
+                if (refusedAt.get(site.host)! > 1) tally.longWaitOverOne += 1;
+                if (process.env.PRINT_SITES)
+                    console.log(`LONGWAIT ${seed} ${site.host} refused ${refusedAt.get(site.host)}`);
+            }
             tally.sites += 1;
             if (refusedAt.get(site.host)! > 2) tally.overTwo += 1;
         }
@@ -113,7 +121,7 @@ test('sim family', async () => {
     };
     summary('all', rows);
     console.log(
-        `SUMMARY sites without headers ${tally.sites}, over 2 refusals ${tally.overTwo} | family refused ${((tally.refused / tally.sent) * 100).toFixed(2)}% (${tally.refused}/${tally.sent})`,
+        `SUMMARY sites without headers ${tally.sites}, over 2 refusals ${tally.overTwo} | first wait >= 2 s ${tally.longWait}, over 1 refusal ${tally.longWaitOverOne} | family refused ${((tally.refused / tally.sent) * 100).toFixed(2)}% (${tally.refused}/${tally.sent})`,
     );
     summary(
         'bucket',

@@ -31,6 +31,11 @@ export const PROBE_STEP = 0.25;
 export const RELAX_DISPATCHES = 200;
 /** Least answers in a window before its median says anything. */
 export const MIN_WINDOW_ANSWERS = 3;
+/**
+ * A first refusal's named wait at least this long makes what got through over it the site's rate: a
+ * whole-second `Retry-After` is rounded up by less than a second, at most half of such a wait.
+ */
+export const MEASURING_WAIT_MS = 2_000;
 /** What a refusal without a server-given wait is read as at the first refusal (as `Retry-After: 1`). */
 export const BARE_REFUSAL_MS = 1_000;
 /**

@@ -35,6 +35,7 @@ import {
     LATENCY_TOLERANCE,
     MAX_BACKGROUND_SHARE,
     MAX_DRAIN,
+    MEASURING_WAIT_MS,
     MIN_BACKLOG_TO_PROBE,
     MIN_WINDOW_ANSWERS,
     PACE_GAIN,
@@ -174,7 +175,8 @@ export class PaceLearner implements AdaptiveData {
             // of the rate, and the backoff, growing with each such refusal, already holds the scope.
         } else if (!Number.isFinite(this.rate)) {
             // Beyond the proven slots, what they delivered in a quiet window still stands.
-            this.learnFirst(now, serverGiven ? waitMs : 0, beyondProven ? this.knee.provenDelivered * PACE_GAIN : 0);
+            const floor = beyondProven ? this.knee.provenDelivered * PACE_GAIN : 0;
+            this.learnFirst(now, serverGiven ? waitMs : 0, floor, true);
         } else if (beyondProven && this.rate <= this.safeRate) {
             // Refused at a pace a quiet window proved, only with more in flight than one proved: the
             // slots' doing (now capped below them), not the pace's. Both raised: both step back.
@@ -241,12 +243,20 @@ export class PaceLearner implements AdaptiveData {
      * first answer (a first page load is no rate) including the wait imposed (a slow site's burst then
      * reads as the slow rate it is). A bare refusal's wait is our own backoff's: read as one second.
      */
-    private learnFirst(now: number, givenMs: number, floor = 0): void {
+    private learnFirst(now: number, givenMs: number, floor = 0, refused = false): void {
         const teachingMs = givenMs > 0 ? givenMs : BARE_REFUSAL_MS;
         const seconds = Math.max(0.001, (now - Math.max(0, this.firstAnswerAt) + teachingMs) / 1000);
         const sample = this.deliverySample(now)?.rate ?? 0;
         this.burstSeen = Math.max(1, this.answered);
-        this.safeRate = clamp(Math.max(sample, this.answered / seconds, floor), this.policy);
+        const reading = Math.max(sample, this.answered / seconds);
+        if (refused && givenMs >= MEASURING_WAIT_MS) {
+            // A long wait the site named: what got through over it is the rate it grants, not a floor
+            // to double from (a fixed window grants exactly that, and refuses a doubling at its turn).
+            // A rate limiter's wait, too: a concurrency cap names none, so no cap's floor holds.
+            this.setPace(now, reading, reading);
+            return;
+        }
+        this.safeRate = clamp(Math.max(reading, floor), this.policy);
         this.rate = this.safeRate;
         this.points.notePace(this.rate);
     }
