@@ -242,6 +242,7 @@ export class PaceLearner implements AdaptiveData {
      * The first signal of an unpaced scope: the pace becomes what got through, over the time from the
      * first answer (a first page load is no rate) including the wait imposed (a slow site's burst then
      * reads as the slow rate it is). A bare refusal's wait is our own backoff's: read as one second.
+     * A refusal naming a wait of `MEASURING_WAIT_MS` or more measures the rate: it becomes the bound.
      */
     private learnFirst(now: number, givenMs: number, floor = 0, refused = false): void {
         const teachingMs = givenMs > 0 ? givenMs : BARE_REFUSAL_MS;
