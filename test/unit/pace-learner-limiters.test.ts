@@ -17,6 +17,15 @@ function lateRate(r: Awaited<ReturnType<typeof simulateCrawl>>): number {
     return ((accepted - 1) * 1000) / (late[late.length - 1].at - late[0].at);
 }
 
+/** The crawl with defaults and the oracle's, each stopped after 15 simulated minutes at most. */
+async function besideOracle(site: SimSite, pages: number) {
+    const capMs = 900_000;
+    return {
+        r: await simulateCrawl([site], pages, {}, 40, capMs),
+        oracle: await simulateOracle([site], pages, 40, capMs),
+    };
+}
+
 describe('servers that slow down under load (W workers, S ms per page, a FIFO queue)', () => {
     test.each([
         [1, 200, 60],
@@ -56,8 +65,7 @@ describe('nginx limit_req', () => {
             latencyMs: 20,
             limiter: { kind: 'limit-req', rate: 5, burst: 10, nodelay: false },
         };
-        const r = await simulateCrawl([site], 150);
-        const oracle = await simulateOracle([site], 150);
+        const { r, oracle } = await besideOracle(site, 150);
         expect(r.done).toBe(150);
         expect(refusedAt(r)).toBe(0);
         // Paced rather than queued: the answers come back at about their unloaded time.
@@ -89,8 +97,7 @@ describe('nginx limit_req', () => {
             latencyMs: 60,
             limiter: { kind: 'limit-req', rate: 0.6, burst: 10, nodelay: false },
         };
-        const r = await simulateCrawl([site], 20);
-        const oracle = await simulateOracle([site], 20);
+        const { r, oracle } = await besideOracle(site, 20);
         expect(r.done).toBe(20);
         expect(refusedAt(r)).toBe(0);
         expect(r.responseRatio.get(host)!).toBeLessThanOrEqual(1.5);
@@ -105,8 +112,7 @@ describe('nginx limit_req', () => {
             latencyMs: 29,
             limiter: { kind: 'limit-req', rate: 4.14, burst: 6, nodelay: false },
         };
-        const r = await simulateCrawl([site], 40);
-        const oracle = await simulateOracle([site], 40);
+        const { r, oracle } = await besideOracle(site, 40);
         expect(r.done).toBe(40);
         expect(refusedAt(r)).toBe(0);
         expect(r.responseRatio.get(host)!).toBeLessThanOrEqual(1.5);
@@ -115,8 +121,7 @@ describe('nginx limit_req', () => {
 
     test('with nodelay (a bucket of burst + 1): at most 5 %% refused, within 1.3x the oracle', async () => {
         const site: SimSite = { host, latencyMs: 20, limiter: { kind: 'limit-req', rate: 5, burst: 5, nodelay: true } };
-        const r = await simulateCrawl([site], 150);
-        const oracle = await simulateOracle([site], 150);
+        const { r, oracle } = await besideOracle(site, 150);
         expect(r.done).toBe(150);
         expect(r.refusedShare).toBeLessThanOrEqual(0.05);
         expect(r.makespanMs).toBeLessThanOrEqual(1.3 * oracle.makespanMs);
@@ -126,8 +131,7 @@ describe('nginx limit_req', () => {
 describe('concurrency caps (nginx limit_conn: 503 beyond N)', () => {
     test('a refusal with others in flight bounds the slots to those: few refusals, near the oracle', async () => {
         const site: SimSite = { host, latencyMs: 300, limiter: { kind: 'conn', max: 2 } };
-        const r = await simulateCrawl([site], 100);
-        const oracle = await simulateOracle([site], 100);
+        const { r, oracle } = await besideOracle(site, 100);
         expect(r.done).toBe(100);
         // The burst that finds the cap is its two refusals; the pace stays at what two slots delivered.
         expect(refusedAt(r)).toBeLessThanOrEqual(2);
@@ -145,8 +149,7 @@ describe('fixed windows (N per window; every request counts, refused ones too)',
                 latencyMs: 30,
                 limiter: { kind: 'window', limit: 20, windowMs: 5_000, headers },
             };
-            const r = await simulateCrawl([site], 100);
-            const oracle = await simulateOracle([site], 100);
+            const { r, oracle } = await besideOracle(site, 100);
             expect(r.done).toBe(100);
             expect(refusedAt(r)).toBe(0);
             expect(r.makespanMs).toBeLessThanOrEqual(1.3 * oracle.makespanMs);
@@ -161,8 +164,7 @@ describe('fixed windows (N per window; every request counts, refused ones too)',
                 latencyMs: 300,
                 limiter: { kind: 'window', limit: 20, windowMs: 2_000, headers },
             };
-            const r = await simulateCrawl([site], 100);
-            const oracle = await simulateOracle([site], 100);
+            const { r, oracle } = await besideOracle(site, 100);
             expect(r.done).toBe(100);
             // With slots learned past the quota left, the requests in flight beyond it were refused (8).
             expect(refusedAt(r)).toBe(0);
@@ -171,32 +173,24 @@ describe('fixed windows (N per window; every request counts, refused ones too)',
     );
 
     // Goal: at most 1 refusal where the first Retry-After is 2 s or more. Read as a floor to double from,
-    // the first reading was refused at the next window's turn: 2 refusals.
-    test('without headers (429 + Retry-After to the window end, 5 s): one refusal, within 1.3x the oracle and a window', async () => {
-        const site: SimSite = {
-            host,
-            latencyMs: 30,
-            limiter: { kind: 'window', limit: 20, windowMs: 5_000, headers: 'none' },
-        };
-        const r = await simulateCrawl([site], 100);
-        const oracle = await simulateOracle([site], 100);
-        expect(r.done).toBe(100);
-        expect(refusedAt(r)).toBe(1);
-        expect(r.makespanMs).toBeLessThanOrEqual(1.3 * oracle.makespanMs + 5_000);
-    });
-
-    test('a short crawl of 3 per 5 s (rate-limiter-flexible): one refusal, near the oracle', async () => {
-        const site: SimSite = {
-            host,
-            latencyMs: 156,
-            limiter: { kind: 'window', limit: 3, windowMs: 5_000, headers: 'none' },
-        };
-        const r = await simulateCrawl([site], 20);
-        const oracle = await simulateOracle([site], 20);
-        expect(r.done).toBe(20);
-        expect(refusedAt(r)).toBe(1);
-        expect(r.makespanMs).toBeLessThanOrEqual(1.1 * oracle.makespanMs);
-    });
+    // the first reading was refused at the next window's turn: 2 refusals in each.
+    test.each([
+        { limit: 20, latencyMs: 30, pages: 100, within: 1.3 },
+        { limit: 3, latencyMs: 156, pages: 20, within: 1.1 },
+    ])(
+        'without headers, $limit per 5 s (429 + Retry-After to the window end): one refusal, within $within x the oracle',
+        async ({ limit, latencyMs, pages, within }) => {
+            const site: SimSite = {
+                host,
+                latencyMs,
+                limiter: { kind: 'window', limit, windowMs: 5_000, headers: 'none' },
+            };
+            const { r, oracle } = await besideOracle(site, pages);
+            expect(r.done).toBe(pages);
+            expect(refusedAt(r)).toBe(1);
+            expect(r.makespanMs).toBeLessThanOrEqual(within * oracle.makespanMs);
+        },
+    );
 
     test('refused with two in flight and a named wait: a rate limiter, not a cap, so the wait sets the pace', async () => {
         // Two slots delivered 9.5 req/s before the window of 12 per 5 s ran out. Read as a concurrency
@@ -206,8 +200,7 @@ describe('fixed windows (N per window; every request counts, refused ones too)',
             latencyMs: 100,
             limiter: { kind: 'window', limit: 12, windowMs: 5_000, headers: 'none' },
         };
-        const r = await simulateCrawl([site], 300, {}, 40, 900_000);
-        const oracle = await simulateOracle([site], 300, 40, 900_000);
+        const { r, oracle } = await besideOracle(site, 300);
         expect(r.done).toBe(300);
         // The two in flight when the quota ran out, and one more.
         expect(refusedAt(r)).toBeLessThanOrEqual(3);
@@ -226,8 +219,7 @@ describe('fixed windows without headers, on a long crawl', () => {
             latencyMs: 174,
             limiter: { kind: 'window', limit: 54, windowMs: 18_000, headers: 'none' },
         };
-        const r = await simulateCrawl([site], 500, {}, 40, 900_000);
-        const oracle = await simulateOracle([site], 500, 40, 900_000);
+        const { r, oracle } = await besideOracle(site, 500);
         expect(r.done).toBe(500);
         // Four refused at once when the first window ran out with 8 in flight, and one more.
         expect(refusedAt(r)).toBeLessThanOrEqual(5);
@@ -238,8 +230,7 @@ describe('fixed windows without headers, on a long crawl', () => {
 describe('sliding windows that count refused requests (haproxy http_req_rate)', () => {
     test('paced under the limit after the first refusals; the refusals it counts do not lock the crawl out', async () => {
         const site: SimSite = { host, latencyMs: 20, limiter: { kind: 'sliding', limit: 60, periodMs: 10_000 } };
-        const r = await simulateCrawl([site], 200, {}, 40, 600_000);
-        const oracle = await simulateOracle([site], 200);
+        const { r, oracle } = await besideOracle(site, 200);
         expect(r.done).toBe(200);
         // 6 % measured: each refusal counts against the next period too.
         expect(r.refusedShare).toBeLessThanOrEqual(0.07);
