@@ -9,7 +9,7 @@ import {
     type FamilyMix,
     oracleScope,
 } from '../../packages/bench/src/family-mixes';
-import { b5GoalLines, refusalAllowance } from '../../packages/bench/src/b5-goals';
+import { b5GoalLines, b5SitesOver, refusalAllowance } from '../../packages/bench/src/b5-goals';
 import { retryAfterMs, scoreFamilyRun } from '../../packages/bench/src/family-score';
 import { contenderThrottlerOptions, type MixResult, type MixRun } from '../../packages/bench/src/mix-family';
 import { kindRows, summarize, summarizeKind } from '../../packages/bench/src/mix-family-markdown';
@@ -239,6 +239,20 @@ describe('B5 family: scoring', () => {
         const lines = b5GoalLines([{ mix, runs: [run('oracle', 1_000, 0), announcing] }]);
         expect(lines[4]).toMatchObject({ measured: '0/1 sites', met: false });
         expect(b5GoalLines([{ mix, runs: [run('oracle', 1_000, 0)] }])).toEqual([]);
+    });
+
+    it('names the sites over their allowance, with the wait each first named', () => {
+        const site = scoreFamilyRun(log, mix).sites[1];
+        const described = { ...mix, sites: mix.sites.map((s) => ({ ...s, describe: `${s.kind} 1/s` })) };
+        const throttler = (refusals: number, firstRetryAfterMs: number) => ({
+            ...run('throttler', 1_000, 0.1),
+            sites: [{ ...site, refusals, firstRetryAfterMs }],
+        });
+        const over = (refusals: number, waitMs: number) =>
+            b5SitesOver([{ mix: described, runs: [run('oracle', 1_000, 0), throttler(refusals, waitMs)] }]);
+        expect(over(2, 1_000)).toEqual([]);
+        expect(over(2, 2_000)).toEqual(['1 h.example (haproxy 1/s): 2 refusals, 1 allowed, first Retry-After 2.0 s']);
+        expect(over(3, 0)).toEqual(['1 h.example (haproxy 1/s): 3 refusals, 2 allowed, first Retry-After none']);
     });
 });
 

@@ -81,13 +81,36 @@ export function b5GoalLines(results: readonly MixResult[]): GoalLine[] {
     return lines;
 }
 
-/** The goal's lines as markdown bullets, ✅ or ❌. */
+/**
+ * The sites of (d) refused more often than the goal allows them, one line each: the mix, the site as
+ * the tables describe it, its refusals against its allowance, and the first wait it named. The goal's
+ * counts say how many; these say which, so a bound or a fix can be checked against the very sites.
+ */
+export function b5SitesOver(results: readonly MixResult[]): string[] {
+    return results.flatMap((r) => {
+        const throttler = runOf(r, 'throttler');
+        if (!throttler || !runOf(r, 'oracle')) return [];
+        return throttler.sites
+            .filter((s) => s.refusals > refusalAllowance(s))
+            .map((s) => {
+                const describe = r.mix.sites.find((m) => m.host === s.host)?.describe ?? s.kind;
+                const wait = s.firstRetryAfterMs > 0 ? `${(s.firstRetryAfterMs / 1000).toFixed(1)} s` : 'none';
+                return `${r.mix.seed} ${s.host} (${describe}): ${s.refusals} refusals, ${refusalAllowance(s)} allowed, first Retry-After ${wait}`;
+            });
+    });
+}
+
+/** The goal's lines as markdown bullets, ✅ or ❌, then the sites over their allowance. */
 export function b5GoalMarkdown(results: readonly MixResult[]): string[] {
     const lines = b5GoalLines(results);
     if (lines.length === 0) return [];
+    const over = b5SitesOver(results);
     return [
         'The pace learner\'s goal, measured on (d) (each site\'s refusals against what its kind allows: "sends headers" is `window` and `express-rate-limit`):',
         '',
         ...lines.map((l) => `- ${l.met ? '✅' : '❌'} ${l.goal}: ${l.measured}`),
+        ...(over.length === 0
+            ? []
+            : ['', 'Sites of (d) over what the goal allows them:', '', ...over.map((o) => `- ${o}`)]),
     ];
 }
