@@ -1,6 +1,6 @@
 import type { Request } from '@crawlee/core';
 
-import { ManualClock, RequestThrottledError, ThrottlingRequestManager } from 'crawlee-throttling';
+import { ManualClock, parseRetryAfter, RequestThrottledError, ThrottlingRequestManager } from 'crawlee-throttling';
 import type { ThrottlingRequestManagerOptions } from 'crawlee-throttling';
 import { memoryConfig } from './storage';
 import { oracleScope, SiteModel } from './sim-limiters';
@@ -86,7 +86,9 @@ export async function simulateCrawl(
             const host = new URL(request.url).hostname;
             const now = clock.now();
             const answer = models.get(host)!.arrive(now);
-            const retryAfterMs = answer.refused ? namedWaitMs(answer.headers['Retry-After'], answer.doneAt) : 0;
+            const retryAfterMs = answer.refused
+                ? (parseRetryAfter(answer.headers['Retry-After'], answer.doneAt) ?? 0)
+                : 0;
             arrivals.get(host)!.push({ at: now, refused: answer.refused, retryAfterMs });
             inFlight.push({ ...answer, request, host, sentAt: now });
             const here = inFlight.filter((f) => f.host === host).length;
@@ -149,13 +151,4 @@ export function median(xs: number[]): number {
 export function simulateOracle(sites: SimSite[], pages: number, crawlerConcurrency = 40, maxSimMs = Infinity) {
     const scopes = Object.fromEntries(sites.map((s) => [s.host, oracleScope(new SiteModel(s, START))]));
     return simulateCrawl(sites, pages, { rampup: false, scopes }, crawlerConcurrency, maxSimMs);
-}
-
-/** The wait a `Retry-After` value (seconds or an HTTP-date) names at `now`, ms; 0 without one. */
-function namedWaitMs(value: string | undefined, now: number): number {
-    if (value === undefined) return 0;
-    const seconds = Number(value);
-    if (Number.isFinite(seconds)) return seconds * 1000;
-    const at = Date.parse(value);
-    return Number.isFinite(at) ? Math.max(0, at - now) : 0;
 }
