@@ -64,6 +64,9 @@ export class Dispatcher {
     // The origin blocks the gate recorded, read to fail a blocked origin's requests unsent.
     private readonly origins: Pick<OriginBooks, 'everyBlocked' | 'failureOf'>;
     private readonly departed?: (key: string) => void;
+    // When each domain's latest request was sent (the client's last hook), so the next one sent keeps
+    // the interval after it; weak, so an evicted domain's entry goes with it.
+    private readonly lastSends = new WeakMap<DomainQueue, number>();
 
     constructor(deps: DispatcherDeps) {
         ({
@@ -117,26 +120,37 @@ export class Dispatcher {
      * its interval counts again from here, past the crawler's other hooks and the client's own setup
      * (header generation), which on a loaded machine take tens of ms, more for some requests than for
      * others. Counted only from the pre-navigation hook, a request that lagged there reached the site
-     * late, and the next one, on time, less than an interval after it.
+     * late, and the next one, on time, less than an interval after it. So the send also waits: the
+     * answer is how many ms to hold it, until an interval after the key's previous send (the next
+     * request may have been handed out before a late one left, and be sent first).
      */
-    departs(request: Request): void {
+    departs(request: Request): number {
         const handout = this.handouts.get(request);
-        if (handout) this.countFromSend(handout);
+        if (!handout) return 0;
+        const entry = handout.domain;
+        const intervalMs = handout.intervalMs;
+        if (!entry || intervalMs === undefined || this.shared.holdsLease(entry)) return 0;
+        const now = this.clock.now();
+        const previous = this.lastSends.get(entry);
+        const holdMs = previous === undefined ? 0 : Math.max(0, previous + intervalMs - now);
+        this.lastSends.set(entry, now + holdMs);
+        this.countFromSend(handout, now + holdMs);
+        return holdMs;
     }
 
     /**
-     * The request leaves now (the pre-navigation hook, then the client's send), which on a busy event
-     * loop can be a good part of an interval after its handout: the next dispatch of its key, here
-     * and in every process sharing the clock, counts the interval from now, so the site sees it
-     * between arrivals. Counting again later only moves the clock on.
+     * The request leaves at `at` (the pre-navigation hook, then the client's send), which on a busy
+     * event loop can be a good part of an interval after its handout: the next dispatch of its key,
+     * here and in every process sharing the clock, counts the interval from then, so the site sees
+     * it between arrivals. Counting again later only moves the clock on.
      */
-    private countFromSend(handout: Handout): void {
+    private countFromSend(handout: Handout, at = this.clock.now()): void {
         const key = handout.domain?.key;
         const intervalMs = handout.intervalMs;
         // A key leased until its response (one at a time) counts its interval from the response.
         if (key === undefined || intervalMs === undefined || (handout.domain && this.shared.holdsLease(handout.domain)))
             return;
-        const nextAt = this.clock.now() + intervalMs;
+        const nextAt = at + intervalMs;
         const moved = this.states.update(key, (s) => s.holdDispatchUntil(nextAt));
         if (moved) this.shared.publish(key);
     }

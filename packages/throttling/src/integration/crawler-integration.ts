@@ -141,12 +141,18 @@ function sendsThroughGot(crawler: AttachableCrawler): boolean {
  * own (header generation) and the crawler's later pre-navigation hooks, so a request's interval
  * counts from when it is written, not from when the first hook saw it. Redirects run it again.
  */
-function countAgainAtSend(requestOptions: unknown, departs: () => void): void {
+function countAgainAtSend(requestOptions: unknown, departs: () => number): void {
     if (typeof requestOptions !== 'object' || requestOptions === null) return;
     const options = requestOptions as { hooks?: { beforeRequest?: unknown } };
     const hooks = (options.hooks ??= {});
     const before = Array.isArray(hooks.beforeRequest) ? hooks.beforeRequest : [];
-    hooks.beforeRequest = [...before, () => departs()];
+    // got awaits the hook; it must answer undefined, or got takes the answer as the response.
+    const holdThenSend = async (): Promise<undefined> => {
+        const holdMs = departs();
+        if (holdMs > 0) await new Promise((resolve) => setTimeout(resolve, holdMs));
+        return undefined;
+    };
+    hooks.beforeRequest = [...before, holdThenSend];
 }
 
 /** Responses: our hook goes first, before Crawlee's own hooks and blocked-status checks retire the session. */

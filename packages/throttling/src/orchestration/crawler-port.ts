@@ -80,8 +80,8 @@ export class CrawlerPort implements ThrottlerPort {
         this.deps.dispatcher.checkReachable(context.request);
     }
 
-    departs(context: { request: Request }): void {
-        this.deps.dispatcher.departs(context.request);
+    departs(context: { request: Request }): number {
+        return this.deps.dispatcher.departs(context.request);
     }
 
     onWake(listener: () => void): () => void {

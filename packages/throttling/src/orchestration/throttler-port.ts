@@ -21,8 +21,11 @@ export interface ThrottlerPort {
     handleResponse(context: NavigationContext, response: unknown): Promise<void>;
     /** Throws `DomainUnreachableError` when the request's domain spent its error budget. */
     checkReachable(context: { request: Request }): void;
-    /** The request is being sent now (the HTTP client's last hook): its interval counts from here. */
-    departs(context: { request: Request }): void;
+    /**
+     * The request is about to be sent (the HTTP client's last hook): answers how many ms to hold it
+     * so it reaches the site an interval after its domain's previous send; its interval counts from then.
+     */
+    departs(context: { request: Request }): number;
     /** Calls `listener` whenever held-back work becomes ready; returns an unsubscribe. */
     onWake(listener: () => void): () => void;
     /** Sets the check run per origin before its first dispatch (robots.txt), and again when stale. */
