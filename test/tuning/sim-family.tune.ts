@@ -81,7 +81,9 @@ test('sim family', async () => {
                 const kind =
                     (site.limiter?.kind === 'window' ? `window ${site.limiter.headers}` : site.limiter?.kind) ??
                     `bucket burst ${site.burst ?? 1} ${site.refusal?.retryAfter ?? 'seconds'}`;
-                console.log(`SITE ${seed} ${site.host} ${kind} refused ${refusedAt.get(site.host)}`);
+                console.log(
+                    `SITE ${seed} ${site.host} ${kind} refused ${refusedAt.get(site.host)} ${JSON.stringify(site)}`,
+                );
             }
             const headers = site.limiter?.kind === 'window' && site.limiter.headers !== 'none';
             if (headers) continue;

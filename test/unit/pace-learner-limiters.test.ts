@@ -238,6 +238,21 @@ describe('sliding windows that count refused requests (haproxy http_req_rate)', 
     });
 });
 
+describe('sliding windows that count refused requests, at a few per period', () => {
+    test('the probe that ends a lockout paces the site at what the burst was worth over it', async () => {
+        // 7 per 10 s, bare 429s: the first burst's refusal, then the backoff's retries, each counted,
+        // until the burst ages out. Paced at the burst's own rate after that, each run of 7 met the
+        // window again: 14 refusals on 40 pages, in 1.63x the oracle's time.
+        const site: SimSite = { host, latencyMs: 50, limiter: { kind: 'sliding', limit: 7, periodMs: 10_000 } };
+        const { r, oracle } = await besideOracle(site, 40);
+        expect(r.done).toBe(40);
+        // 5 measured (the first burst's, three refused retries, one more at the pace the lockout read),
+        // at 1.61x the oracle.
+        expect(refusedAt(r)).toBeLessThanOrEqual(5);
+        expect(r.makespanMs).toBeLessThanOrEqual(1.7 * oracle.makespanMs);
+    });
+});
+
 describe('sliding windows that count refused requests, on a long crawl', () => {
     test('a cut is not undone by the refusals of the run before it, which the window still counts', async () => {
         // 89 per 10 s. Undone on those refusals, the cut sent the pace back up to 25 req/s, into a

@@ -5,7 +5,7 @@
  * delivery rate of TCP BBR, measured from a point where the bucket was known empty). The sample is
  * exact while the crawler asks faster than the site refills, and low when the site sat idle.
  */
-interface EmptyPoint {
+export interface EmptyPoint {
     at: number;
     /** Accepted answers counted before this point (answers to requests sent before it included). */
     answered: number;

@@ -29,6 +29,8 @@ import { adaptiveData, parseAdaptiveData } from './adaptive-data';
 import type { AdaptiveData } from './adaptive-data';
 import { CutTrial } from './cut-trial';
 import { SlotKnee } from './slot-knee';
+import { Lockout } from './lockout';
+import type { LockoutReading } from './lockout';
 import {
     BARE_REFUSAL_MS,
     JITTER_FLOOR_MS,
@@ -98,6 +100,10 @@ export class PaceLearner implements AdaptiveData {
     // The longest wait the site named after a refusal (up to a period): a limiter that remembers this
     // long (a fixed window) lets a shorter window through quiet whatever the pace, so none proves one.
     private memoryMs = 0;
+    // Refused retries after a run: the probe that gets through reads what the run was worth over them.
+    private readonly lockout = new Lockout();
+    // When the first request went out (-1: none yet): the first run is measured from it.
+    private firstDispatchAt = -1;
 
     /** `initialRate`: a pace to start from instead of unpaced (Infinity). */
     constructor(initialRate = Number.POSITIVE_INFINITY) {
@@ -126,6 +132,7 @@ export class PaceLearner implements AdaptiveData {
         this.backlog = backlog;
         this.dispatched += 1;
         this.sinceBound += 1;
+        if (this.firstDispatchAt < 0) this.firstDispatchAt = now;
         if (this.windowStart < 0) this.startWindow(now);
         this.windowDispatches += 1;
         this.knee.noteInFlight(inFlight);
@@ -148,6 +155,7 @@ export class PaceLearner implements AdaptiveData {
         this.answered += 1;
         if (sentAt === undefined) return;
         this.points.answeredBefore(sentAt);
+        this.afterLockout(now, this.lockout.end(sentAt, this.backlog));
         this.times.add(now, now - sentAt, sentAt >= this.windowStart);
         this.maybeCloseWindow(now);
     }
@@ -170,9 +178,11 @@ export class PaceLearner implements AdaptiveData {
         this.capSlotsAt(now, inFlight, !Number.isFinite(this.rate) && this.knee.provedOneSlot);
         const last = this.points.last();
         let emptyBucket = true;
-        if (this.answered === (last?.answered ?? 0)) {
+        const retry = this.answered === (last?.answered ?? 0);
+        if (retry) {
             // Refused with no answer since the last refusal (a retry), or before any: nothing to learn
-            // of the rate, and the backoff, growing with each such refusal, already holds the scope.
+            // of the rate yet, and the backoff, growing with each such refusal, already holds the scope.
+            this.lockout.retried(now, MEASURING_WAIT_MS);
         } else if (!Number.isFinite(this.rate)) {
             // Beyond the proven slots, what they delivered in a quiet window still stands.
             const floor = beyondProven ? this.knee.provenDelivered * PACE_GAIN : 0;
@@ -191,6 +201,7 @@ export class PaceLearner implements AdaptiveData {
             return;
         }
         this.points.add(now, this.answered, this.rate, waitMs);
+        if (!retry) this.lockout.begin(this.points.last(), last?.at ?? this.firstDispatchAt, last?.answered ?? 0);
         this.startWindow(now);
         this.windowRefused = true;
     }
@@ -260,6 +271,20 @@ export class PaceLearner implements AdaptiveData {
         this.safeRate = clamp(Math.max(reading, floor), this.policy);
         this.rate = this.safeRate;
         this.points.notePace(this.rate);
+    }
+
+    /**
+     * A probe got through after a lockout. The rate lies between what the run was worth over the time
+     * to this probe and over the time to the last refused retry, which the backoff's doubling leaves
+     * up to twice apart: paced at their geometric mean (off by at most √2 either way), bounded by the
+     * higher, in windows as long as the lockout (a pace above a remembering limiter's rate is refused
+     * within its memory).
+     */
+    private afterLockout(now: number, reading: LockoutReading | undefined): void {
+        if (reading === undefined || !(reading.rate < this.rate)) return;
+        this.memoryMs = Math.min(PERIOD_MS, Math.max(this.memoryMs, reading.spanMs));
+        const middle = Math.sqrt(reading.rate * reading.upper);
+        this.setPace(now, middle, Math.max(middle, Math.min(reading.upper, this.rate)));
     }
 
     /** Refused at the pace: just under the delivery rate since the bucket was last empty. */
