@@ -1,8 +1,8 @@
 /**
  * Tuning aid (not part of `npm test`): real haproxy sites of LIMITS requests per 10 s (default
- * 5,7,9,11), PAGES pages each (default 40), crawled in one run with defaults. Prints each site's
- * refusals, its span (first arrival to last) beside the oracle's ((pages − 1) / (0.95 × rate)), and
- * the arrivals (R: refused).
+ * 5,7,9,11), PAGES pages each (default 40) answered in LAT ms (default 50), crawled in one run with
+ * defaults. Prints each site's refusals, its span (first arrival to last) beside the oracle's
+ * ((pages − 1) / (0.95 × rate)), and the arrivals (R: refused).
  * `PAGES=20 NODE_OPTIONS=--experimental-vm-modules npx jest test/tuning/real-haproxy.tune.ts --testMatch '**\/*.tune.ts' --selectProjects e2e`
  */
 import { crawlBehindLimiters, describeLimiter, refusals } from '../helpers/real-limiters';
@@ -14,7 +14,7 @@ describeLimiter('haproxy', 'real haproxy sites', () => {
     test('crawled with defaults', async () => {
         const sites = LIMITS.map((l) => ({
             host: `h${l}.example`,
-            limiter: { kind: 'haproxy', limitPer10s: l, latencyMs: 50 } as const,
+            limiter: { kind: 'haproxy', limitPer10s: l, latencyMs: Number(process.env.LAT ?? 50) } as const,
         }));
         const { entries, failed } = await crawlBehindLimiters(sites, PAGES);
         for (const [i, limit] of LIMITS.entries()) {

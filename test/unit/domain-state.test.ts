@@ -2,6 +2,7 @@ import { DomainState } from '../../packages/throttling/src/pacing/domain-state';
 import { isReady, readyAt } from '../../packages/throttling/src/pacing/readiness-decision';
 import { MAX_BACKOFF_EXPONENT, STALL_DISPATCH_SLACK_MS } from '../../packages/throttling/src/pacing/backoff-steps';
 import { NUMERIC_FIELDS, restoreState, saveState } from '../../packages/throttling/src/pacing/domain-state-codec';
+import { RAMPUP_DEFAULTS } from '../../packages/throttling/src/pacing/rampup-policy';
 
 const policy = { backoffMinDelayMs: 2_000, backoffMaxDelayMs: 60_000 };
 const T0 = 1_000_000;
@@ -248,5 +249,36 @@ describe('DomainState: persistence shape', () => {
             'backedOffMs',
             'freeRetries',
         ]);
+    });
+});
+
+describe('DomainState: answers to requests sent before a refusal', () => {
+    const ramping = { ...policy, rampup: RAMPUP_DEFAULTS };
+
+    test('do not restart the backoff: the retry after them waits the next step', () => {
+        // With a long response time the requests in flight when a burst ran out are answered after its
+        // refusal. They left before the site refused and say nothing of whether it takes requests again.
+        const s = new DomainState('a.com');
+        s.dispatch(T0, 0);
+        s.dispatch(T0 + 10, 0);
+        s.recordRateLimit(T0 + 100, undefined, ramping);
+        expect(s.backoff.backoffExponent).toBe(1);
+        expect(s.backoff.refusingSince).toBe(T0 + 100);
+        s.recordAnswered(T0 + 300, ramping, T0 + 10);
+        expect(s.backoff.refusingSince).toBe(T0 + 100);
+        s.recordRateLimit(s.backoffUntil + 50, undefined, ramping);
+        expect(s.backoff.backoffExponent).toBe(2);
+    });
+
+    test('an answer to a request sent after the refusal still ends the run and restarts the backoff', () => {
+        const s = new DomainState('a.com');
+        s.dispatch(T0, 0);
+        s.recordRateLimit(T0 + 100, undefined, ramping);
+        const retryAt = s.backoffUntil;
+        s.dispatch(retryAt, 0);
+        s.recordAnswered(retryAt + 200, ramping, retryAt);
+        expect(s.backoff.refusingSince).toBe(0);
+        s.recordRateLimit(retryAt + 500, undefined, ramping);
+        expect(s.backoff.backoffExponent).toBe(1);
     });
 });

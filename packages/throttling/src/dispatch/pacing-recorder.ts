@@ -118,7 +118,7 @@ export class PacingRecorder {
     answered(key: string, now: number, success = false, sentAt?: number): void {
         const state = this.states.read(key);
         if (!state) return;
-        if (state.backoff.refusingSince !== 0) {
+        if (state.backoff.refusingSince !== 0 && state.backoff.isBrokenBy(sentAt)) {
             const refusingForMs = state.backoff.stalledForMs(now);
             this.host.events.emit('recovered', { domain: key, refusingForMs, refusals: state.backoff.refusals });
         }

@@ -196,10 +196,21 @@ export class BackoffClock {
     }
 
     /**
-     * The scope answered without a refusal: its run of refusals is over. `restart` (an answer under
-     * rampup) also starts the next backoff from the first step.
+     * Whether an answer to a request sent at `sentAt` (undefined: unknown) breaks a run of refusals:
+     * one sent before the last refusal left before the site refused, and says nothing of whether it
+     * takes requests again.
      */
-    recordAnswered(restart: boolean): void {
+    isBrokenBy(sentAt: number | undefined): boolean {
+        return sentAt === undefined || sentAt >= this.lastRefused;
+    }
+
+    /**
+     * The scope answered without a refusal: its run of refusals is over. `restart` (an answer under
+     * rampup) also starts the next backoff from the first step. An answer to a request sent at
+     * `sentAt`, before the last refusal, breaks nothing.
+     */
+    recordAnswered(restart: boolean, sentAt?: number): void {
+        if (!this.isBrokenBy(sentAt)) return;
         if (restart) this.exponent = 0;
         this.runStart = 0;
         this.stallMs = 0;

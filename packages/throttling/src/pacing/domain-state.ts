@@ -310,12 +310,15 @@ export class DomainState implements ScopeReads {
     /**
      * The scope answered a request without a refusal: the run of refusals is broken. Under rampup the
      * answer is counted, and the next refusal starts its backoff from the first step again: it marks a
-     * pace a little too fast, not a site refusing everything.
+     * pace a little too fast, not a site refusing everything. An answer to a request sent before the
+     * last refusal does neither: with a long response time the requests in flight when a burst ran out
+     * are answered after its refusal, and each such answer restarted the backoff at its first step, so
+     * a limiter that counts refused requests (haproxy) was probed a second early once per answer.
      */
     recordAnswered(now: number, policy: PacingPolicy, sentAt?: number): void {
         const learner = policy.rampup ? this.rampupState : undefined;
         learner?.onAnswer(now, sentAt);
-        this.backoffClock?.recordAnswered(learner !== undefined);
+        this.backoffClock?.recordAnswered(learner !== undefined, sentAt);
     }
 
     /** A request of the scope met a network error or a timeout (the error budget). */
