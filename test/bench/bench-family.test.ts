@@ -6,11 +6,23 @@ import {
     drawFamilyMixes,
     FAMILY_KINDS,
     FAMILY_RANGES,
+    type FamilyKind,
     type FamilyMix,
+    type FamilySite,
     oracleScope,
 } from '../../packages/bench/src/family-mixes';
-import { b5GoalLines, b5SitesOver, refusalAllowance } from '../../packages/bench/src/b5-goals';
-import { retryAfterMs, scoreFamilyRun } from '../../packages/bench/src/family-score';
+import {
+    b5GoalLines,
+    b5GoalMarkdown,
+    b5RestatedLines,
+    b5SitesOver,
+    b5SitesOverRestated,
+    doublingRatio,
+    refusalAllowance,
+    restatedAllowance,
+    restatedBound,
+} from '../../packages/bench/src/b5-goals';
+import { type FamilySiteRun, retryAfterMs, scoreFamilyRun } from '../../packages/bench/src/family-score';
 import { contenderThrottlerOptions, type MixResult, type MixRun } from '../../packages/bench/src/mix-family';
 import { kindRows, summarize, summarizeKind } from '../../packages/bench/src/mix-family-markdown';
 
@@ -253,6 +265,185 @@ describe('B5 family: scoring', () => {
         expect(over(2, 1_000)).toEqual([]);
         expect(over(2, 2_000)).toEqual(['1 h.example (haproxy 1/s): 2 refusals, 1 allowed, first Retry-After 2.0 s']);
         expect(over(3, 0)).toEqual(['1 h.example (haproxy 1/s): 3 refusals, 2 allowed, first Retry-After none']);
+    });
+});
+
+describe('B5 family: the goal restated with the bounds of docs/rampup.md', () => {
+    const PAGES = 20;
+    const desc = (host: string, kind: FamilyKind, truth: FamilySite['truth'], burst?: number): FamilySite => ({
+        kind,
+        host,
+        site: { host, ...(burst === undefined ? {} : { burst }) },
+        truth,
+        capacity: 1,
+        unloadedMs: 100,
+        describe: `${kind} ${host}`,
+    });
+    const siteRun = (site: FamilySite, extra: Partial<FamilySiteRun> = {}): FamilySiteRun => ({
+        host: site.host,
+        kind: site.kind,
+        pages: PAGES,
+        completed: PAGES,
+        requests: PAGES,
+        refusals: 0,
+        makespanMs: 600,
+        responseRatio: 1,
+        maxInFlight: 1,
+        firstRetryAfterMs: 0,
+        ...extra,
+    });
+    const mixRun = (
+        contender: MixRun['contender'],
+        makespanMs: number,
+        sites: FamilySiteRun[],
+        timedOut = false,
+    ): MixRun => ({
+        contender,
+        makespanMs,
+        sites,
+        timedOut,
+        idealMs: 1,
+        pagesTotal: PAGES * sites.length,
+        pagesCompleted: PAGES * sites.length,
+        requests: sites.reduce((t, s) => t + s.requests, 0),
+        refusals: sites.reduce((t, s) => t + s.refusals, 0),
+        refusedShare: 0,
+        responseRatio: 1,
+    });
+    const mixOf = (sites: FamilySite[]): FamilyMix => ({ seed: 7, kind: 'short', pages: PAGES, idealMs: 0, sites });
+    /** One mix: the oracle's run, the throttler's, each site's run by the same `extra` for both unless given. */
+    const result = (
+        sites: FamilySite[],
+        oracleMs: number,
+        throttlerMs: number,
+        throttlerSites: Partial<FamilySiteRun>[] = [],
+        timedOut = false,
+    ): MixResult => ({
+        mix: mixOf(sites),
+        runs: [
+            mixRun(
+                'oracle',
+                oracleMs,
+                sites.map((s) => siteRun(s)),
+            ),
+            mixRun(
+                'throttler',
+                throttlerMs,
+                sites.map((s, i) => siteRun(s, throttlerSites[i])),
+                timedOut,
+            ),
+        ],
+    });
+
+    it('bounds a learner that doubles from one in flight: the table of "Short crawls of a concurrency limit"', () => {
+        expect(doublingRatio(1, PAGES)).toBe(1);
+        expect(doublingRatio(2, PAGES)).toBeCloseTo(11 / 10, 12);
+        expect(doublingRatio(4, PAGES)).toBeCloseTo(7 / 5, 12);
+        expect(doublingRatio(7, PAGES)).toBeCloseTo(5 / 3, 12);
+        // 1 + 2 + 4 in three rounds, the eighth page in a fourth, where the oracle takes one.
+        expect(doublingRatio(8, 8)).toBe(4);
+        expect(doublingRatio(3, 0)).toBe(1);
+    });
+
+    it('judges a mix with a concurrency limit against the least possible, not the oracle', () => {
+        // 7 workers: the oracle's site takes 600 ms, so no learner takes less than 600 × 5/3 = 1 000 ms.
+        const slow = desc('s.example', 'slow', { concurrency: 7 });
+        const makespan = (r: MixResult) => [b5GoalLines([r])[0].met, b5RestatedLines([r])[0]];
+        // 1 250 ms: over 1.3 × the oracle's 700 ms, within 1.3 × the least possible 1 000 ms.
+        expect(makespan(result([slow], 700, 1_250))).toEqual([
+            false,
+            expect.objectContaining({ measured: '1/1 mixes', met: true }),
+        ]);
+        expect(makespan(result([slow], 700, 1_350))[1]).toMatchObject({ measured: '0/1 mixes', met: false });
+        // nginx limit_conn is a concurrency too; a rate is not.
+        const conn = desc('c.example', 'nginx-limit-conn', { concurrency: 7 });
+        expect(b5RestatedLines([result([conn], 700, 1_250)])[0].met).toBe(true);
+        const bucket = desc('b.example', 'bucket', { rate: 7 });
+        expect(b5RestatedLines([result([bucket], 700, 1_250)])[0].met).toBe(false);
+        // Where the mix's makespan is longer than the bound, the oracle's makespan is the least.
+        expect(b5RestatedLines([result([slow], 2_000, 2_500)])[0].met).toBe(true);
+        // The first Retry-After is allowed on top, and a run that timed out meets nothing.
+        expect(b5RestatedLines([result([slow], 700, 1_350, [{ firstRetryAfterMs: 100 }])])[0].met).toBe(true);
+        expect(b5RestatedLines([result([slow], 700, 1_250, [], true)])[0].met).toBe(false);
+        expect(b5RestatedLines([{ mix: mixOf([slow]), runs: [mixRun('oracle', 700, [])] }])).toEqual([]);
+    });
+
+    it('restates the allowance: 2 at a long wait behind a bucket of burst 2 or more, 3 at a slow bare refusal', () => {
+        const allowed = (site: FamilySite, extra: Partial<FamilySiteRun>) =>
+            restatedAllowance(siteRun(site, extra), site);
+        const haproxy = desc('h.example', 'haproxy', { rate: 0.5 });
+        expect(allowed(desc('w.example', 'window', { rate: 0.5 }), { firstRetryAfterMs: 5_000 })).toBe(0);
+        expect(allowed(desc('e.example', 'express-rate-limit', { rate: 0.5 }), {})).toBe(0);
+        expect(allowed(haproxy, { firstRetryAfterMs: 2_000 })).toBe(1);
+        expect(allowed(desc('b.example', 'bucket', { rate: 0.5 }, 1), { firstRetryAfterMs: 2_000 })).toBe(1);
+        expect(allowed(desc('b.example', 'bucket', { rate: 0.5 }), { firstRetryAfterMs: 2_000 })).toBe(1);
+        expect(allowed(desc('b.example', 'bucket', { rate: 0.5 }, 2), { firstRetryAfterMs: 2_000 })).toBe(2);
+        expect(allowed(haproxy, { firstRetryAfterMs: 0 })).toBe(3);
+        expect(allowed(desc('n.example', 'nginx-limit-req', { rate: 1.4 }), {})).toBe(3);
+        expect(allowed(desc('n.example', 'nginx-limit-req', { rate: 1.5 }), {})).toBe(2);
+        expect(allowed(haproxy, { firstRetryAfterMs: 1_000 })).toBe(2);
+        expect(allowed(desc('s.example', 'slow', { concurrency: 1 }), {})).toBe(2);
+        expect(restatedBound(siteRun(haproxy), haproxy).bound).toBe(
+            'refusals that name no wait: 0.5 req/s under 1 / 0.7 s',
+        );
+    });
+
+    it("counts and names the sites over the restated allowance beside those over the issue's", () => {
+        const bare = desc('h.example', 'haproxy', { rate: 0.5 });
+        const bucket = desc('b.example', 'bucket', { rate: 0.5 }, 4);
+        const r = result([bare, bucket], 1_000, 1_000, [{ refusals: 3 }, { refusals: 3, firstRetryAfterMs: 2_000 }]);
+        expect(b5GoalLines([r])[2]).toMatchObject({ measured: '0/1 sites', met: false });
+        expect(b5GoalLines([r])[3]).toMatchObject({ measured: '0/1 sites', met: false });
+        expect(b5RestatedLines([r])[1]).toMatchObject({ measured: '1/2 sites', met: false });
+        expect(b5SitesOver([r])).toEqual([
+            '7 h.example (haproxy h.example): 3 refusals, 2 allowed, first Retry-After none',
+            '7 b.example (bucket b.example): 3 refusals, 1 allowed, first Retry-After 2.0 s',
+        ]);
+        expect(b5SitesOverRestated([r])).toEqual([
+            '7 b.example (bucket b.example): 3 refusals, 2 allowed (one refusal after a long wait: a bucket of burst 4), first Retry-After 2.0 s',
+        ]);
+    });
+
+    it("holds every slow site's median response to 1.5 × its unloaded one, skipping sites that served nothing", () => {
+        const slow = (host: string) => desc(host, 'slow', { concurrency: 2 });
+        const slowLine = (ratios: number[], others: FamilySite[] = []) => {
+            const sites = [...ratios.map((_, i) => slow(`s${i}.example`)), ...others];
+            const runs = [
+                ...ratios.map((responseRatio) => ({ responseRatio })),
+                ...others.map(() => ({ responseRatio: 3 })),
+            ];
+            return b5GoalLines([result(sites, 1_000, 1_000, runs)])[6];
+        };
+        expect(slowLine([1.2, 1.5, NaN])).toMatchObject({ measured: '2/2 sites (worst 1.50×)', met: true });
+        expect(slowLine([1.2, 1.6])).toMatchObject({ measured: '1/2 sites (worst 1.60×)', met: false });
+        expect(slowLine([], [desc('n.example', 'nginx-limit-req-delay', { rate: 1 })])).toMatchObject({
+            measured: '0/0 sites',
+            met: true,
+        });
+    });
+
+    it("prints the issue's lines, then the restated ones under their heading, then both lists of sites over", () => {
+        const bare = desc('h.example', 'haproxy', { rate: 0.5 });
+        const md = b5GoalMarkdown([result([bare], 1_000, 1_000, [{ refusals: 4 }])]);
+        const heading = md.indexOf('Restated where docs/rampup.md proves no learner told nothing can do better:');
+        const issueOver = md.indexOf('Sites of (d) over what the goal allows them:');
+        const restatedOver = md.indexOf('Sites of (d) over the restated allowance:');
+        expect(md.slice(2, 9).map((l) => l.slice(4))).toEqual(
+            b5GoalLines([result([bare], 1_000, 1_000, [{ refusals: 4 }])]).map((l) => `${l.goal}: ${l.measured}`),
+        );
+        expect(heading).toBe(10);
+        expect(md[12]).toMatch(/^- ✅ every mix ≤ 1\.3 × the least possible \+ the first Retry-After \(restated/);
+        expect(md[13]).toBe(
+            '- ❌ at most the restated allowance at every site (restated: one refusal after a long wait, refusals that name no wait): 0/1 sites',
+        );
+        expect(issueOver).toBeGreaterThan(heading);
+        expect(restatedOver).toBeGreaterThan(issueOver);
+        expect(md[restatedOver + 2]).toBe(
+            '- 7 h.example (haproxy h.example): 4 refusals, 3 allowed (refusals that name no wait: 0.5 req/s under 1 / 0.7 s), first Retry-After none',
+        );
+        expect(b5GoalMarkdown([result([bare], 1_000, 1_000)])).not.toContain(
+            'Sites of (d) over the restated allowance:',
+        );
     });
 });
 
