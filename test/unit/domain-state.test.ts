@@ -2,7 +2,7 @@ import { DomainState } from '../../packages/throttling/src/pacing/domain-state';
 import { isReady, readyAt } from '../../packages/throttling/src/pacing/readiness-decision';
 import { MAX_BACKOFF_EXPONENT, STALL_DISPATCH_SLACK_MS } from '../../packages/throttling/src/pacing/backoff-steps';
 import { NUMERIC_FIELDS, restoreState, saveState } from '../../packages/throttling/src/pacing/domain-state-codec';
-import { RAMPUP_DEFAULTS } from '../../packages/throttling/src/pacing/rampup-policy';
+import { resolvePolicy } from '../../packages/throttling/src/pacing/policy';
 
 const policy = { backoffMinDelayMs: 2_000, backoffMaxDelayMs: 60_000 };
 const T0 = 1_000_000;
@@ -253,11 +253,13 @@ describe('DomainState: persistence shape', () => {
 });
 
 describe('DomainState: answers to requests sent before a refusal', () => {
-    const ramping = { ...policy, rampup: RAMPUP_DEFAULTS };
+    // A scope's settings as a user gets them: rampup on.
+    const ramping = resolvePolicy({}, {});
 
     test('do not restart the backoff: the retry after them waits the next step', () => {
         // With a long response time the requests in flight when a burst ran out are answered after its
         // refusal. They left before the site refused and say nothing of whether it takes requests again.
+        expect(ramping.rampup).toBeDefined();
         const s = new DomainState('a.com');
         s.dispatch(T0, 0);
         s.dispatch(T0 + 10, 0);
