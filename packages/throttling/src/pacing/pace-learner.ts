@@ -30,6 +30,7 @@ import type { AdaptiveData } from './adaptive-data';
 import { CutTrial } from './cut-trial';
 import { SlotKnee } from './slot-knee';
 import { Lockout } from './lockout';
+import { MeasuringWindow } from './measuring-window';
 import type { LockoutReading } from './lockout';
 import {
     BARE_REFUSAL_MS,
@@ -58,8 +59,6 @@ export class PaceLearner implements AdaptiveData {
     extraConcurrency = 0;
     /** The slots of the last window that saw no queue (persisted; a resumed crawl starts there). */
     safeExtraConcurrency = 0;
-    /** In this window the scope had work and a clock allowing it, but every slot was busy. */
-    slotBoundInWindow = false;
     // The knee of the slots, and what quiet windows proved below it.
     private readonly knee = new SlotKnee();
     // Response times: the least one (unloaded) and this window's.
@@ -70,12 +69,8 @@ export class PaceLearner implements AdaptiveData {
     private policy: RampupPolicy = RAMPUP_DEFAULTS;
     // Requests of the scope waiting at the last dispatch.
     private backlog = Number.POSITIVE_INFINITY;
-    // The current window: when it started, dispatches in it, whether it saw a refusal.
-    private windowStart = -1;
-    private windowDispatches = 0;
-    private windowRefused = false;
-    // Time in the window the backoff held the scope for refusals that do not follow the pace.
-    private windowHeldMs = 0;
+    // The current measuring window.
+    private readonly window = new MeasuringWindow();
     // Accepted answers in all (other processes' included), and when the first came.
     private answered = 0;
     private firstAnswerAt = -1;
@@ -115,6 +110,15 @@ export class PaceLearner implements AdaptiveData {
         return Number.isFinite(this.rate) ? 1000 / this.rate : 0;
     }
 
+    /** In this window the scope had work and a clock allowing it, but every slot was busy. */
+    get slotBoundInWindow(): boolean {
+        return this.window.slotBound;
+    }
+
+    set slotBoundInWindow(bound: boolean) {
+        this.window.slotBound = bound;
+    }
+
     private get slots(): number {
         return 1 + this.extraConcurrency;
     }
@@ -133,8 +137,8 @@ export class PaceLearner implements AdaptiveData {
         this.dispatched += 1;
         this.sinceBound += 1;
         if (this.firstDispatchAt < 0) this.firstDispatchAt = now;
-        if (this.windowStart < 0) this.startWindow(now);
-        this.windowDispatches += 1;
+        if (this.window.start < 0) this.startWindow(now);
+        this.window.dispatches += 1;
         this.knee.noteInFlight(inFlight);
         this.maybeCloseWindow(now);
     }
@@ -142,7 +146,7 @@ export class PaceLearner implements AdaptiveData {
     /** A dispatch counted did not go out after all (the queue was empty, a shared clock said no). */
     undoDispatch(): void {
         if (this.dispatched > this.dispatchedAtRefusal) this.dispatched -= 1;
-        if (this.windowDispatches > 0) this.windowDispatches -= 1;
+        this.window.undoDispatch();
         if (this.sinceBound > 0) this.sinceBound -= 1;
     }
 
@@ -156,7 +160,7 @@ export class PaceLearner implements AdaptiveData {
         if (sentAt === undefined) return;
         this.points.answeredBefore(sentAt);
         this.afterLockout(now, this.lockout.end(sentAt, this.backlog));
-        this.times.add(now, now - sentAt, sentAt >= this.windowStart);
+        this.times.add(now, now - sentAt, sentAt >= this.window.start);
         this.maybeCloseWindow(now);
     }
 
@@ -197,13 +201,13 @@ export class PaceLearner implements AdaptiveData {
         // A refusal that does not follow the pace leaves the window as it was: it may still prove the
         // pace, over the time its wait left for sending.
         if (!emptyBucket) {
-            this.windowHeldMs += waitMs;
+            this.window.hold(waitMs);
             return;
         }
         this.points.add(now, this.answered, this.rate, waitMs);
         if (!retry) this.lockout.begin(this.points.last(), last?.at ?? this.firstDispatchAt, last?.answered ?? 0);
         this.startWindow(now);
-        this.windowRefused = true;
+        this.window.refused = true;
     }
 
     /**
@@ -330,29 +334,24 @@ export class PaceLearner implements AdaptiveData {
 
     private maybeCloseWindow(now: number): void {
         const answers = this.times.windowCount;
-        if (now - this.windowStart < Math.max(this.policy.windowMs, this.memoryMs)) return;
-        // Too few answers for a median (answers slower than the window): no verdict on queueing. A
-        // window the slots held back waits for one, as slots grow only on it: answers a limiter holds
-        // for seconds (nginx without nodelay) come after the window, and are the queue to see.
-        if (answers < MIN_WINDOW_ANSWERS && (this.windowDispatches < MIN_WINDOW_ANSWERS || this.slotBoundInWindow))
-            return;
+        if (!this.window.canJudge(now, Math.max(this.policy.windowMs, this.memoryMs), answers)) return;
         const median = answers >= MIN_WINDOW_ANSWERS ? this.times.windowMedian() : 0;
         const least = Math.max(this.times.minMs, JITTER_FLOOR_MS);
         const queued = median > least * LATENCY_TOLERANCE;
         if (queued && this.slots > 1) {
             // A queue at the site: shrink to the slots its unloaded time would keep busy (Gradient2).
             this.markKnee(now, Math.max(1, Math.floor((this.slots * least) / median)));
-        } else if (queued && this.slotBoundInWindow) {
+        } else if (queued && this.window.slotBound) {
             // A queue at one slot that held the scope back (the pace would have sent more): a limiter
             // that delays rather than refuses. Pace under what it delivered. Latency that grew while
             // the pace, not the slot, spaced the requests cost nothing and says nothing of the pace.
             // The spacing of the answers, not their count over the window: the window's first request met
             // no queue and would read the limiter faster than it is.
             const spaced = this.times.windowSpacingRate();
-            const delivered = Number.isFinite(spaced) ? spaced : (answers * 1000) / (now - this.windowStart);
+            const delivered = Number.isFinite(spaced) ? spaced : (answers * 1000) / this.window.lengthAt(now);
             if (!(this.rate <= delivered * PACE_GAIN)) this.setPace(now, delivered, Math.min(this.rate, delivered));
         } else if (queued && Number.isFinite(this.rate)) this.drain(median - least);
-        else if (!queued && !this.windowRefused) this.onQuietWindow(now);
+        else if (!queued && !this.window.refused) this.onQuietWindow(now);
         this.startWindow(now);
     }
 
@@ -370,8 +369,8 @@ export class PaceLearner implements AdaptiveData {
     /** A window without a queue or a refusal: grow the slots while they hold the scope back, else the pace. */
     private onQuietWindow(now: number): void {
         this.safeExtraConcurrency = this.extraConcurrency;
-        this.knee.onQuiet(now, (this.times.windowCount * 1000) / Math.max(1, now - this.windowStart));
-        if (this.slotBoundInWindow && this.slots < this.policy.maxConcurrency) {
+        this.knee.onQuiet(now, (this.times.windowCount * 1000) / Math.max(1, this.window.lengthAt(now)));
+        if (this.window.slotBound && this.slots < this.policy.maxConcurrency) {
             this.slots = this.knee.grow(this.slots, Number.isFinite(this.rate));
             return;
         }
@@ -380,9 +379,7 @@ export class PaceLearner implements AdaptiveData {
             this.rate = this.safeRate;
             return;
         }
-        const span = Math.max(0, now - this.windowStart - this.windowHeldMs);
-        const allowed = (span * this.rate) / 1000;
-        if (!Number.isFinite(this.rate) || this.windowDispatches + 1 < allowed * PACE_GAIN) return;
+        if (!Number.isFinite(this.rate) || !this.window.heldByPace(now, this.rate, PACE_GAIN)) return;
         // Twice the run that led to the cut without a refusal: the share fell, the cut followed the pace.
         this.trial.onQuiet(this.dispatched);
         this.quietRate = this.rate;
@@ -411,12 +408,8 @@ export class PaceLearner implements AdaptiveData {
     }
 
     private startWindow(now: number): void {
-        this.windowStart = now;
-        this.windowDispatches = 0;
-        this.windowRefused = false;
-        this.windowHeldMs = 0;
+        this.window.begin(now);
         this.knee.newWindow();
-        this.slotBoundInWindow = false;
         this.times.newWindow();
     }
 
@@ -437,7 +430,7 @@ export class PaceLearner implements AdaptiveData {
         this.answered += answers;
         this.dispatched += dispatches;
         this.sinceBound += dispatches;
-        if (this.windowStart >= 0) this.windowDispatches += dispatches;
+        if (this.window.start >= 0) this.window.dispatches += dispatches;
     }
 
     /**
