@@ -182,10 +182,12 @@ export class PaceLearner implements AdaptiveData {
         this.capSlotsAt(now, inFlight, !Number.isFinite(this.rate) && this.knee.provedOneSlot);
         const last = this.points.last();
         let emptyBucket = true;
-        const retry = this.answered === (last?.answered ?? 0);
+        // Refused before any answer, or with no answer since the last refusal and nothing else sent since
+        // (a retry): nothing to learn of the rate yet, and the backoff, growing with each such refusal,
+        // already holds the scope. A request sent since and not answered yet may have been accepted:
+        // refused after it, the pace sent two where the site took at most one.
+        const retry = this.answered === (last?.answered ?? 0) && (this.answered === 0 || run === 1);
         if (retry) {
-            // Refused with no answer since the last refusal (a retry), or before any: nothing to learn
-            // of the rate yet, and the backoff, growing with each such refusal, already holds the scope.
             this.lockout.retried(now, MEASURING_WAIT_MS);
         } else if (!Number.isFinite(this.rate)) {
             // Beyond the proven slots, what they delivered in a quiet window still stands.
