@@ -187,7 +187,7 @@ export function b5Description(): string[] {
         '',
         "Contenders, every one an HttpCrawler with the same settings: (a) Crawlee alone; (b) Crawlee with one `sameDomainDelaySecs` = the slowest site's interval; (c) the oracle: the throttler told each site's limit as its scope, `rampup: false`, `delaySecs` = 1 / (0.95 × rate) with slots for the response time, or `concurrency` = the cap (a slow server's workers, `limit_conn`'s N); (d) the throttler with defaults (`{ domains: 'all' }`), told nothing.",
         '',
-        'Run it with `npm run bench -- --only B5` (the report seeds, 3000–3026), `--mixes tuning` (4000–4026: tune on these, never on the report seeds), `--mixes FIRST,COUNT`, or `--quick` (seeds 2000–2008, 8 pages a site, about 2 minutes on an idle 2-core machine).',
+        'Run it with `npm run bench -- --only B5` (the report seeds, 3000–3026), `--mixes tuning` (4000–4026: tune on these, never on the report seeds), `--mixes FIRST,COUNT`, or `--quick` (seeds 2000–2008, 8 pages a site, about 2 minutes on an idle 2-core machine). `B5_TRACE=<host>` (a host as the per-mix table names it, e.g. `f3017-s2.example`) prints to stderr how the throttler with defaults crawled that site: each change of its pace, slots and backoff, then its arrivals.',
     ];
 }
 

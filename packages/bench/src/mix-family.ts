@@ -5,6 +5,7 @@ import { memoryConfig } from '@crawlee-throttling/crawler-processes';
 import { type PoliteWeb, type SiteOptions, startPoliteWeb } from '@crawlee-throttling/polite-web';
 import { ThrottlingRequestManager, type ThrottlingRequestManagerOptions } from 'crawlee-throttling';
 
+import { TRACE_ENV, traceSite } from './site-trace';
 import { drawFamilyMixes, type FamilyMix, oracleScope } from './family-mixes';
 import { type FamilyRunScore, scoreFamilyRun } from './family-score';
 import { type RunningLimiter, startRealLimiter } from './limiters/real-limiter';
@@ -121,6 +122,8 @@ async function runContender(mix: FamilyMix, contender: MixContenderId, capMs: nu
         }
         const crawler = new HttpCrawler(options, config);
         throttler?.attach(crawler);
+        const traced = process.env[TRACE_ENV];
+        const endTrace = traced && contender === 'throttler' ? traceSite(throttler!, traced, () => web.log) : undefined;
         let timedOut = false;
         const cap = setTimeout(() => {
             timedOut = true;
@@ -133,6 +136,7 @@ async function runContender(mix: FamilyMix, contender: MixContenderId, capMs: nu
             clearTimeout(cap);
         }
         if (timedOut) await sleep(500);
+        endTrace?.();
         return { contender, idealMs: mix.idealMs, timedOut, ...scoreFamilyRun(web.log, mix) };
     } finally {
         await close();
