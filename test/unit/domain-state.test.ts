@@ -268,6 +268,9 @@ describe('DomainState: answers to requests sent before a refusal', () => {
         expect(s.backoff.refusingSince).toBe(T0 + 100);
         s.recordAnswered(T0 + 300, ramping, T0 + 10);
         expect(s.backoff.refusingSince).toBe(T0 + 100);
+        // Handled later, it breaks nothing either.
+        s.recordSuccess(T0 + 10);
+        expect(s.backoff.refusingSince).toBe(T0 + 100);
         s.recordRateLimit(s.backoffUntil + 50, undefined, ramping);
         expect(s.backoff.backoffExponent).toBe(2);
     });

@@ -100,7 +100,7 @@ export class CompletionTracker {
         const now = this.deps.clock.now();
         for (const k of keys) {
             if (failed) this.deps.states.update(k, (s) => s.recordGivenUp());
-            else this.deps.recorder.answered(k, now, true);
+            else this.deps.recorder.answered(k, now, true, handout.sentAt);
         }
     }
 

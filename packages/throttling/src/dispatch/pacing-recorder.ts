@@ -123,7 +123,7 @@ export class PacingRecorder {
             this.host.events.emit('recovered', { domain: key, refusingForMs, refusals: state.backoff.refusals });
         }
         // The answer itself teaches a ramping scope (once: not again when the request is handled).
-        if (success) state.recordSuccess();
+        if (success) state.recordSuccess(sentAt);
         else {
             state.recordAnswered(now, this.router.policyOf(key), sentAt);
             this.host.accepted?.(key);

@@ -331,11 +331,14 @@ export class DomainState implements ScopeReads {
         this.scopeLimits?.noteReachable();
     }
 
-    /** A request of the scope was handled successfully (which also breaks a run of refusals). */
-    recordSuccess(): void {
+    /**
+     * A request of the scope, sent at `sentAt`, was handled successfully (which also breaks a run of
+     * refusals, unless it was sent before the last one).
+     */
+    recordSuccess(sentAt?: number): void {
         this.handledCount += 1;
         // Breaks the run of refusals only: the answer itself was counted when it arrived.
-        this.backoffClock?.recordAnswered(false);
+        this.backoffClock?.recordAnswered(false, sentAt);
     }
 
     /**
