@@ -196,7 +196,7 @@ export function b5RestatedLines(results: readonly MixResult[]): GoalLine[] {
     const within = pairs.filter(
         (p) => !p.throttler.timedOut && p.throttler.makespanMs <= 1.3 * leastMakespanMs(p) + firstWaitOf(p.throttler),
     );
-    const sites = pairs.flatMap((p) => p.throttler.sites.map((s) => ({ s, truth: siteOf(p.mix, s.host) })));
+    const sites = judgedSites(results);
     const ok = sites.filter(({ s, truth }) => s.refusals <= restatedAllowance(s, truth));
     return [
         {
@@ -216,6 +216,11 @@ export function b5RestatedLines(results: readonly MixResult[]): GoalLine[] {
 const waitText = (s: FamilySiteRun) =>
     s.firstRetryAfterMs > 0 ? `${(s.firstRetryAfterMs / 1000).toFixed(1)} s` : 'none';
 
+/** One site over its allowance, as the lists print it: the mix, the site as the tables describe it, its refusals against `allowed`. */
+function overLine(mix: FamilyMix, s: FamilySiteRun, truth: { describe?: string }, allowed: string): string {
+    return `${mix.seed} ${s.host} (${truth.describe ?? s.kind}): ${s.refusals} refusals, ${allowed}, first Retry-After ${waitText(s)}`;
+}
+
 /** The throttler's sites of the judged mixes, each with what its mix says about it. */
 function judgedSites(results: readonly MixResult[]) {
     return pairsOf(results).flatMap((p) =>
@@ -231,10 +236,7 @@ function judgedSites(results: readonly MixResult[]) {
 export function b5SitesOver(results: readonly MixResult[]): string[] {
     return judgedSites(results)
         .filter(({ s }) => s.refusals > refusalAllowance(s))
-        .map(({ mix, s, truth }) => {
-            const describe = truth.describe ?? s.kind;
-            return `${mix.seed} ${s.host} (${describe}): ${s.refusals} refusals, ${refusalAllowance(s)} allowed, first Retry-After ${waitText(s)}`;
-        });
+        .map(({ mix, s, truth }) => overLine(mix, s, truth, `${refusalAllowance(s)} allowed`));
 }
 
 /** The sites of (d) over the restated allowance, as {@link b5SitesOver} lists them, each naming the bound that applied. */
@@ -242,10 +244,7 @@ export function b5SitesOverRestated(results: readonly MixResult[]): string[] {
     return judgedSites(results).flatMap(({ mix, s, truth }) => {
         const { allowed, bound } = restatedBound(s, truth);
         if (s.refusals <= allowed) return [];
-        const describe = truth.describe ?? s.kind;
-        return [
-            `${mix.seed} ${s.host} (${describe}): ${s.refusals} refusals, ${allowed} allowed (${bound}), first Retry-After ${waitText(s)}`,
-        ];
+        return [overLine(mix, s, truth, `${allowed} allowed (${bound})`)];
     });
 }
 
