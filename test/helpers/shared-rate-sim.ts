@@ -49,6 +49,8 @@ export async function simulateSharedCrawl(settings: {
     options?: Partial<ThrottlingRequestManagerOptions>;
     tasks?: number;
     maxSimMs?: number;
+    /** Called after each step of the clock (tuning aids print the learners' state from it). */
+    onStep?: (managers: ThrottlingRequestManager[], now: number) => void;
 }): Promise<SharedSimResult> {
     const { processes, pagesEach, site, tasks = 4, maxSimMs = 600_000 } = settings;
     const clock = new ManualClock(SIM_START);
@@ -86,21 +88,25 @@ export async function simulateSharedCrawl(settings: {
         if (retryAfter !== undefined) headers['Retry-After'] = retryAfter;
         return { process, request, doneAt: now + 1, refused, headers };
     };
+    let turn = 0;
     for (let guard = 0; guard < 1_000_000; guard++) {
         if (handled.reduce((a, b) => a + b, 0) >= total || clock.now() - SIM_START >= maxSimMs) break;
-        // Each step another process asks first, as processes racing for one shared slot would.
-        for (let k = 0; k < processes; k++) {
-            const p = (k + guard) % processes;
+        // The process after the last one served asks first: processes racing for one shared slot each
+        // win in turn (with a fixed order, one could lose every race for as long as another had work).
+        for (let k = 0, first = turn; k < processes; k++) {
+            const p = (k + first) % processes;
             while (inFlight.filter((f) => f.process === p).length < tasks) {
                 const request = await managers[p].fetchNextRequest();
                 if (!request) break;
                 inFlight.push(arrive(p, request, clock.now()));
+                turn = p + 1;
             }
         }
         const readyAt = await Promise.all(managers.map(async (m) => (await nextReadyAt(m)) ?? Infinity));
         const next = Math.min(...inFlight.map((f) => f.doneAt), ...readyAt);
         if (!Number.isFinite(next)) throw new Error(`simulation stuck at ${handled.join('/')}`);
         clock.set(Math.max(clock.now() + 1, next));
+        settings.onStep?.(managers, clock.now());
         for (const f of inFlight.filter((x) => x.doneAt <= clock.now())) {
             inFlight.splice(inFlight.indexOf(f), 1);
             const manager = managers[f.process];

@@ -10,6 +10,8 @@ export class MeasuringWindow {
     start = -1;
     /** Requests sent in it (other processes' included). */
     dispatches = 0;
+    /** Accepted answers that came in it (other processes' included). */
+    answers = 0;
     /** A refusal set the pace in it: it proves nothing. */
     refused = false;
     /** The scope had work and a clock allowing it, but every slot was busy. */
@@ -21,6 +23,7 @@ export class MeasuringWindow {
     begin(now: number): void {
         this.start = now;
         this.dispatches = 0;
+        this.answers = 0;
         this.refused = false;
         this.slotBound = false;
         this.heldMs = 0;
@@ -50,6 +53,16 @@ export class MeasuringWindow {
     /** Its length at `now`, ms. */
     lengthAt(now: number): number {
         return now - this.start;
+    }
+
+    /**
+     * The least rate its accepted answers prove at `now` of a bucket of at most `burst` tokens, as
+     * ResponseTimes.windowProvenRate does, over its whole length: what processes sharing the pace proved
+     * together (0 when it proves nothing).
+     */
+    provenRate(now: number, burst: number): number {
+        const spare = this.answers - burst;
+        return spare > 0 && now > this.start ? (spare * 1000) / (now - this.start) : 0;
     }
 
     /** Whether the pace, not the slots or a wait, held it back: it sent about what `rate` allowed over its time. */

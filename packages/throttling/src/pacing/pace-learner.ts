@@ -67,8 +67,10 @@ export class PaceLearner implements AdaptiveData {
     private readonly points = new DeliveryPoints(PERIOD_MS);
     // The policy of the last dispatch (answers come without one): the slot cap and the pace bounds.
     private policy: RampupPolicy = RAMPUP_DEFAULTS;
-    // Requests of the scope waiting at the last dispatch.
+    // Requests of the scope waiting here at the last dispatch.
     private backlog = Number.POSITIVE_INFINITY;
+    // Dispatches of this process alone: its share of all (other processes sharing the pace send the rest).
+    private ownDispatched = 0;
     // The current measuring window.
     private readonly window = new MeasuringWindow();
     // Accepted answers in all (other processes' included), and when the first came.
@@ -86,6 +88,9 @@ export class PaceLearner implements AdaptiveData {
     // without refusal proved it): estimates a cut does not fall below while they are under the refused pace.
     private quietRate = 0;
     private heldRate = 0;
+    // The most a window's accepted requests proved of the rate since the last refusal (ResponseTimes'
+    // windowProvenRate): a cut does not fall below what was proven, whatever the delivery sample says.
+    private provenRate = 0;
     // Answers before the first signal of the unpaced start: at least the site's burst (Infinity: unknown).
     private burstSeen = Number.POSITIVE_INFINITY;
     // Requests the site last announced left in its quota (RateLimit headers); Infinity: none announced.
@@ -119,6 +124,14 @@ export class PaceLearner implements AdaptiveData {
         this.window.slotBound = bound;
     }
 
+    /**
+     * Requests of the scope waiting at the site's pace: those waiting here over this process's share of
+     * the dispatches (processes sharing the pace each hold a share of the crawl).
+     */
+    private get siteBacklog(): number {
+        return this.ownDispatched > 0 ? (this.backlog * this.dispatched) / this.ownDispatched : this.backlog;
+    }
+
     private get slots(): number {
         return 1 + this.extraConcurrency;
     }
@@ -135,6 +148,7 @@ export class PaceLearner implements AdaptiveData {
         this.policy = policy;
         this.backlog = backlog;
         this.dispatched += 1;
+        this.ownDispatched += 1;
         this.sinceBound += 1;
         if (this.firstDispatchAt < 0) this.firstDispatchAt = now;
         if (this.window.start < 0) this.startWindow(now);
@@ -146,6 +160,7 @@ export class PaceLearner implements AdaptiveData {
     /** A dispatch counted did not go out after all (the queue was empty, a shared clock said no). */
     undoDispatch(): void {
         if (this.dispatched > this.dispatchedAtRefusal) this.dispatched -= 1;
+        if (this.ownDispatched > 0) this.ownDispatched -= 1;
         this.window.undoDispatch();
         if (this.sinceBound > 0) this.sinceBound -= 1;
     }
@@ -157,9 +172,10 @@ export class PaceLearner implements AdaptiveData {
     onAnswer(now = 0, sentAt?: number): void {
         if (this.answered === 0) this.firstAnswerAt = now;
         this.answered += 1;
+        this.window.answers += 1;
         if (sentAt === undefined) return;
         this.points.answeredBefore(sentAt);
-        this.afterLockout(now, this.lockout.end(sentAt, this.backlog));
+        this.afterLockout(now, this.lockout.end(sentAt, this.siteBacklog));
         this.times.add(now, now - sentAt, sentAt >= this.window.start);
         this.maybeCloseWindow(now);
     }
@@ -206,6 +222,7 @@ export class PaceLearner implements AdaptiveData {
             this.window.hold(waitMs);
             return;
         }
+        this.provenRate = 0;
         this.points.add(now, this.answered, this.rate, waitMs);
         if (!retry) this.lockout.begin(this.points.last(), last?.at ?? this.firstDispatchAt, last?.answered ?? 0);
         this.startWindow(now);
@@ -304,7 +321,9 @@ export class PaceLearner implements AdaptiveData {
         const proven = [doubling ? this.quietRate : 0, this.heldRate].filter((r) => r < refused * PACE_GAIN);
         const quiet = Math.max(0, ...proven);
         const delivered = this.trial.deeper ? sample?.lower : sample?.rate;
-        const estimate = Math.max(Math.min(delivered ?? 0, refused), quiet) || refused / 2;
+        const reading = Math.max(Math.min(delivered ?? 0, refused), quiet) || refused / 2;
+        // What accepted requests proved since the last refusal holds whatever the sample says.
+        const estimate = Math.max(reading, Math.min(this.provenRate, refused));
         const { rate, safeRate, unsafeRate, dispatched } = this;
         // Asked faster than it delivered all along since the bucket was last empty (that is its rate), or
         // a relaxed bound's probe refused above a pace held for a period: the bound sits just above the
@@ -340,6 +359,10 @@ export class PaceLearner implements AdaptiveData {
         const median = answers >= MIN_WINDOW_ANSWERS ? this.times.windowMedian() : 0;
         const least = Math.max(this.times.minMs, JITTER_FLOOR_MS);
         const queued = median > least * LATENCY_TOLERANCE;
+        if (!this.window.refused) {
+            const own = this.times.windowProvenRate(this.burstSeen);
+            this.provenRate = Math.max(this.provenRate, own, this.window.provenRate(now, this.burstSeen));
+        }
         if (queued && this.slots > 1) {
             // A queue at the site: shrink to the slots its unloaded time would keep busy (Gradient2).
             this.markKnee(now, Math.max(1, Math.floor((this.slots * least) / median)));
@@ -393,7 +416,7 @@ export class PaceLearner implements AdaptiveData {
     private raiseOnQuiet(now: number): void {
         if (!Number.isFinite(this.unsafeRate)) this.rate = clamp(this.rate * 2, this.policy);
         // A cut on trial holds until judged; a few requests left would not gain what a probe costs.
-        else if (this.trial.open || this.backlog < MIN_BACKLOG_TO_PROBE) return;
+        else if (this.trial.open || this.siteBacklog < MIN_BACKLOG_TO_PROBE) return;
         else if (this.rate < this.unsafeRate * PACE_GAIN)
             this.rate = clamp(
                 Math.min(this.unsafeRate * PACE_GAIN, this.rate + (this.unsafeRate - this.rate) * PROBE_STEP),
@@ -433,6 +456,7 @@ export class PaceLearner implements AdaptiveData {
         this.dispatched += dispatches;
         this.sinceBound += dispatches;
         if (this.window.start >= 0) this.window.dispatches += dispatches;
+        if (this.window.start >= 0) this.window.answers += answers;
     }
 
     /**
@@ -450,6 +474,8 @@ export class PaceLearner implements AdaptiveData {
             this.rate = next;
             return;
         }
+        // Unpaced until now: the first signal was another process's, after the answers counted so far.
+        if (!Number.isFinite(asked)) this.burstSeen = Math.min(this.burstSeen, Math.max(1, this.answered));
         this.rate = next;
         this.safeRate = next;
         this.unsafeRate = Math.min(this.unsafeRate, asked);

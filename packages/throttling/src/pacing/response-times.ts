@@ -18,6 +18,9 @@ export class ResponseTimes {
     // When the first and the last of them came.
     private windowFirstAt = -1;
     private windowLastAt = -1;
+    // When the first and the last of their requests were sent.
+    private windowFirstSent = Number.POSITIVE_INFINITY;
+    private windowLastSent = Number.NEGATIVE_INFINITY;
 
     constructor(private readonly periodMs: number) {}
 
@@ -34,6 +37,19 @@ export class ResponseTimes {
         this.inWindow.push(ms);
         if (this.windowFirstAt < 0) this.windowFirstAt = now;
         this.windowLastAt = now;
+        this.windowFirstSent = Math.min(this.windowFirstSent, now - ms);
+        this.windowLastSent = Math.max(this.windowLastSent, now - ms);
+    }
+
+    /**
+     * The least rate the window's accepted requests prove of a bucket of at most `burst` tokens: n of
+     * them sent over a span T took n tokens, at most `burst` of them there at the start, so it refills
+     * at least (n − burst) ÷ T (0 when that proves nothing).
+     */
+    windowProvenRate(burst: number): number {
+        const span = this.windowLastSent - this.windowFirstSent;
+        const spare = this.inWindow.length - burst;
+        return spare > 0 && span > 0 ? (spare * 1000) / span : 0;
     }
 
     /**
@@ -68,5 +84,7 @@ export class ResponseTimes {
         if (this.inWindow.length > 0) this.inWindow = [];
         this.windowFirstAt = -1;
         this.windowLastAt = -1;
+        this.windowFirstSent = Number.POSITIVE_INFINITY;
+        this.windowLastSent = Number.NEGATIVE_INFINITY;
     }
 }

@@ -1,0 +1,69 @@
+/**
+ * The pace learner of one process among several sharing a scope's pace (shared-rate-sync.ts feeds it
+ * the others' counts and paces). Driven directly on a manual timeline (epoch ms).
+ */
+import { PaceLearner } from '../../packages/throttling/src/pacing/pace-learner';
+import { RAMPUP_DEFAULTS } from '../../packages/throttling/src/pacing/rampup-policy';
+
+const POLICY = RAMPUP_DEFAULTS;
+const T0 = 1_780_000_000_000;
+const LATENCY_MS = 20;
+
+/**
+ * One process of `processes` sharing a pace of 4 req/s under a bound of 8 (another process was refused
+ * there): each second it sends one request, with `waiting` of its own still queued, and the others'
+ * dispatches and answers come with it. Returns the pace after `seconds`.
+ */
+function paceAfter(processes: number, waiting: number, seconds: number): number {
+    const learner = new PaceLearner();
+    learner.follow(T0, POLICY, 8);
+    learner.follow(T0, POLICY, 4);
+    for (let s = 1; s <= seconds; s++) {
+        const now = T0 + s * 1_000;
+        learner.noteOthers(now, processes - 1, processes - 1);
+        learner.onDispatch(now, POLICY, waiting, 1);
+        learner.onAnswer(now + LATENCY_MS, now);
+    }
+    return learner.rate;
+}
+
+describe('a process sharing the pace with others', () => {
+    test('probes while the site has work: its own backlog counts over its share of the dispatches', () => {
+        // Four processes with 10 pages each left: 40 waiting at the site's pace, enough to probe.
+        expect(paceAfter(4, 10, 6)).toBeGreaterThan(4);
+        // Alone with 10 left, a probe's refusal would cost more than the few requests gain.
+        expect(paceAfter(1, 10, 6)).toBe(4);
+    });
+
+    test('takes the burst seen before another process’s first signal: its windows then prove the rate', () => {
+        // Unpaced until another process's first signal, after one answer here; then a refusal at 8
+        // elsewhere (a bound: no more doubling) cut the shared pace to 1 req/s for 4 s, and it climbed
+        // to 4.75 req/s, held for 3 s. This process sends one request in four; the others' come as counts.
+        const learner = new PaceLearner();
+        learner.onDispatch(T0, POLICY, 100, 1);
+        learner.onAnswer(T0 + LATENCY_MS, T0);
+        learner.follow(T0 + 50, POLICY, 8);
+        learner.follow(T0 + 60, POLICY, 1);
+        let now = T0 + 60;
+        let sent = 0;
+        const send = (pace: number, count: number) => {
+            for (let k = 0; k < count; k++, sent++) {
+                now += 1_000 / pace;
+                if (sent % 4 === 0) {
+                    learner.onDispatch(now, POLICY, 100, 1);
+                    learner.onAnswer(now + LATENCY_MS, now);
+                } else learner.noteOthers(now, 1, 1);
+            }
+        };
+        send(1, 4);
+        learner.follow(now, POLICY, 4.75);
+        send(4.75, 14);
+        // A probe to 5.5 refused here: the delivery sample since the cut to 1 req/s reads about 2.6.
+        learner.follow(now, POLICY, 5.5);
+        now += 1_000 / 5.5;
+        learner.onDispatch(now, POLICY, 100, 1);
+        learner.onTrigger(now, POLICY, 1_000, true, 1);
+        expect(learner.rate).toBeGreaterThan(3.5);
+        expect(learner.rate).toBeLessThan(5);
+    });
+});
