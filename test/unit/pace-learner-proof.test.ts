@@ -7,7 +7,7 @@
 import { PaceLearner } from '../../packages/throttling/src/pacing/pace-learner';
 import { RAMPUP_DEFAULTS } from '../../packages/throttling/src/pacing/rampup-policy';
 import { ResponseTimes } from '../../packages/throttling/src/pacing/response-times';
-import { MeasuringWindow } from '../../packages/throttling/src/pacing/measuring-window';
+import { RateProof } from '../../packages/throttling/src/pacing/rate-proof';
 
 const POLICY = RAMPUP_DEFAULTS;
 const T0 = 1_780_000_000_000;
@@ -54,12 +54,22 @@ describe('what accepted requests prove of the rate', () => {
         expect(times.windowProvenRate(5)).toBe(0);
     });
 
-    test('a window counts every process’s answers over its whole length', () => {
-        const window = new MeasuringWindow();
-        window.begin(T0);
-        window.answers = 9;
-        expect(window.provenRate(T0 + 2_000, 1)).toBeCloseTo(4, 6);
-        expect(window.provenRate(T0 + 2_000, 9)).toBe(0);
+    test('the last windows together prove it from every process’s answers over their length', () => {
+        const proof = new RateProof();
+        // Each window alone: 4 answers in 1 s, one of them perhaps the burst: 3 req/s.
+        proof.addWindow(4, 1_000, 0, 1);
+        expect(proof.rate).toBeCloseTo(3, 6);
+        // Three such windows together: 11 of 12 answers over 3 s.
+        proof.addWindow(4, 1_000, 0, 1);
+        proof.addWindow(4, 1_000, 0, 1);
+        expect(proof.rate).toBeCloseTo(11 / 3, 6);
+        // What a window's own sends proved stands too, and a refusal spends it all.
+        proof.addWindow(1, 1_000, 4.85, 1);
+        expect(proof.rate).toBeCloseTo(4.85, 6);
+        proof.reset();
+        expect(proof.rate).toBe(0);
+        proof.addWindow(4, 1_000, 0, 4);
+        expect(proof.rate).toBe(0);
     });
 });
 

@@ -66,4 +66,24 @@ describe('a process sharing the pace with others', () => {
         expect(learner.rate).toBeGreaterThan(3.5);
         expect(learner.rate).toBeLessThan(5);
     });
+
+    test('refused while doubling, falls back to the last pace another process found quiet', () => {
+        // Another process's first signal set 1 req/s; its quiet windows then doubled the shared pace to
+        // 2, 4 and 8, each raise followed here. Refused here at 8: back to 4, the pace a window proved
+        // (as a process's own quiet window would), not the delivery since the first signal (about 2.3).
+        const learner = new PaceLearner();
+        learner.onDispatch(T0, POLICY, 100, 1);
+        learner.onAnswer(T0 + LATENCY_MS, T0);
+        learner.follow(T0 + 50, POLICY, 1);
+        let now = T0 + 50;
+        for (const pace of [1, 2, 4]) {
+            learner.noteOthers(now + 1_000, pace, pace);
+            now += 1_000;
+            learner.follow(now, POLICY, pace * 2);
+        }
+        now += 125;
+        learner.onDispatch(now, POLICY, 100, 1);
+        learner.onTrigger(now, POLICY, 1_000, true, 1);
+        expect(learner.rate).toBeCloseTo(4 * 0.95, 6);
+    });
 });

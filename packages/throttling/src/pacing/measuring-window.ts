@@ -55,16 +55,6 @@ export class MeasuringWindow {
         return now - this.start;
     }
 
-    /**
-     * The least rate its accepted answers prove at `now` of a bucket of at most `burst` tokens, as
-     * ResponseTimes.windowProvenRate does, over its whole length: what processes sharing the pace proved
-     * together (0 when it proves nothing).
-     */
-    provenRate(now: number, burst: number): number {
-        const spare = this.answers - burst;
-        return spare > 0 && now > this.start ? (spare * 1000) / (now - this.start) : 0;
-    }
-
     /** Whether the pace, not the slots or a wait, held it back: it sent about what `rate` allowed over its time. */
     heldByPace(now: number, rate: number, gain: number): boolean {
         const span = Math.max(0, now - this.start - this.heldMs);

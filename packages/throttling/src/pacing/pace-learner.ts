@@ -31,6 +31,7 @@ import { CutTrial } from './cut-trial';
 import { SlotKnee } from './slot-knee';
 import { Lockout } from './lockout';
 import { MeasuringWindow } from './measuring-window';
+import { RateProof } from './rate-proof';
 import type { LockoutReading } from './lockout';
 import {
     BARE_REFUSAL_MS,
@@ -88,9 +89,8 @@ export class PaceLearner implements AdaptiveData {
     // without refusal proved it): estimates a cut does not fall below while they are under the refused pace.
     private quietRate = 0;
     private heldRate = 0;
-    // The most a window's accepted requests proved of the rate since the last refusal (ResponseTimes'
-    // windowProvenRate): a cut does not fall below what was proven, whatever the delivery sample says.
-    private provenRate = 0;
+    // What accepted requests proved of the rate since the last refusal: a cut does not fall below it.
+    private readonly proof = new RateProof();
     // Answers before the first signal of the unpaced start: at least the site's burst (Infinity: unknown).
     private burstSeen = Number.POSITIVE_INFINITY;
     // Requests the site last announced left in its quota (RateLimit headers); Infinity: none announced.
@@ -222,7 +222,7 @@ export class PaceLearner implements AdaptiveData {
             this.window.hold(waitMs);
             return;
         }
-        this.provenRate = 0;
+        this.proof.reset();
         this.points.add(now, this.answered, this.rate, waitMs);
         if (!retry) this.lockout.begin(this.points.last(), last?.at ?? this.firstDispatchAt, last?.answered ?? 0);
         this.startWindow(now);
@@ -323,7 +323,7 @@ export class PaceLearner implements AdaptiveData {
         const delivered = this.trial.deeper ? sample?.lower : sample?.rate;
         const reading = Math.max(Math.min(delivered ?? 0, refused), quiet) || refused / 2;
         // What accepted requests proved since the last refusal holds whatever the sample says.
-        const estimate = Math.max(reading, Math.min(this.provenRate, refused));
+        const estimate = Math.max(reading, Math.min(this.proof.rate, refused));
         const { rate, safeRate, unsafeRate, dispatched } = this;
         // Asked faster than it delivered all along since the bucket was last empty (that is its rate), or
         // a relaxed bound's probe refused above a pace held for a period: the bound sits just above the
@@ -361,7 +361,7 @@ export class PaceLearner implements AdaptiveData {
         const queued = median > least * LATENCY_TOLERANCE;
         if (!this.window.refused) {
             const own = this.times.windowProvenRate(this.burstSeen);
-            this.provenRate = Math.max(this.provenRate, own, this.window.provenRate(now, this.burstSeen));
+            this.proof.addWindow(this.window.answers, this.window.lengthAt(now), own, this.burstSeen);
         }
         if (queued && this.slots > 1) {
             // A queue at the site: shrink to the slots its unloaded time would keep busy (Gradient2).
@@ -470,7 +470,9 @@ export class PaceLearner implements AdaptiveData {
         const next = clamp(rate, policy);
         this.startWindow(now);
         if (next >= asked) {
+            // The other process raised it after a quiet window at the pace asked for here: as if here.
             if (Number.isFinite(asked)) this.safeRate = Math.max(this.safeRate, asked);
+            if (Number.isFinite(asked)) this.quietRate = asked;
             this.rate = next;
             return;
         }

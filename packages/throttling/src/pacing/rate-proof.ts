@@ -1,0 +1,55 @@
+/**
+ * What a scope's accepted requests proved of its rate since the last refusal. n requests accepted over
+ * a span T took n tokens from a bucket that held at most its burst B at the span's start, so the site
+ * refills at least (n − B) ÷ T (docs/rampup.md, "What it measures"). A cut never goes below it.
+ *
+ * Two spans are read: a window's own requests, first send to last (tight for one process: a burst-1
+ * bucket at 5 req/s paced at 4.85 proves 4.85), and the last windows together, every process's answers
+ * over their whole length (what processes sharing a pace prove together: each window alone is short
+ * and holds few answers, and the others' answers reach this process a window late).
+ */
+
+/** A window without a refusal: accepted answers in it (other processes' included) and its length. */
+interface ClosedWindow {
+    answers: number;
+    lengthMs: number;
+}
+
+/** Windows kept since the last refusal: enough to span several seconds at any window length. */
+const KEPT_WINDOWS = 16;
+
+export class RateProof {
+    // The windows closed since the last refusal, oldest first, at most KEPT_WINDOWS.
+    private windows: ClosedWindow[] = [];
+    // The most any span proved since the last refusal (0: nothing).
+    private best = 0;
+
+    /** The least rate proven since the last refusal, requests per second (0: none). */
+    get rate(): number {
+        return this.best;
+    }
+
+    /**
+     * A window closed without a refusal: `answers` accepted in `lengthMs`, its own requests proving
+     * `ownRate`; `burst`: the most tokens the bucket can have held at a span's start.
+     */
+    addWindow(answers: number, lengthMs: number, ownRate: number, burst: number): void {
+        if (this.windows.length === KEPT_WINDOWS) this.windows.shift();
+        this.windows.push({ answers, lengthMs });
+        let best = Math.max(this.best, ownRate);
+        let sum = 0;
+        let ms = 0;
+        for (let i = this.windows.length - 1; i >= 0; i--) {
+            sum += this.windows[i].answers;
+            ms += this.windows[i].lengthMs;
+            if (sum > burst && ms > 0) best = Math.max(best, ((sum - burst) * 1000) / ms);
+        }
+        this.best = best;
+    }
+
+    /** The bucket ran empty (a refusal): what was proven before is spent, and spans start again. */
+    reset(): void {
+        this.windows = [];
+        this.best = 0;
+    }
+}
