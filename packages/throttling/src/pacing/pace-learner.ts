@@ -455,8 +455,10 @@ export class PaceLearner implements AdaptiveData {
         this.answered += answers;
         this.dispatched += dispatches;
         this.sinceBound += dispatches;
-        if (this.window.start >= 0) this.window.dispatches += dispatches;
-        if (this.window.start >= 0) this.window.answers += answers;
+        if (this.window.start >= 0) {
+            this.window.dispatches += dispatches;
+            this.window.answers += answers;
+        }
     }
 
     /**
@@ -471,8 +473,10 @@ export class PaceLearner implements AdaptiveData {
         this.startWindow(now);
         if (next >= asked) {
             // The other process raised it after a quiet window at the pace asked for here: as if here.
-            if (Number.isFinite(asked)) this.safeRate = Math.max(this.safeRate, asked);
-            if (Number.isFinite(asked)) this.quietRate = asked;
+            if (Number.isFinite(asked)) {
+                this.safeRate = Math.max(this.safeRate, asked);
+                this.quietRate = asked;
+            }
             this.rate = next;
             return;
         }

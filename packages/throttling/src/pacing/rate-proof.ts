@@ -9,6 +9,14 @@
  * and holds few answers, and the others' answers reach this process a window late).
  */
 
+/**
+ * The least rate `accepted` requests over `spanMs` prove of a bucket that held at most `burst` tokens
+ * at the span's start: (n − B) ÷ T, requests per second (0 when that proves nothing).
+ */
+export function provenRate(accepted: number, burst: number, spanMs: number): number {
+    return accepted > burst && spanMs > 0 ? ((accepted - burst) * 1000) / spanMs : 0;
+}
+
 /** A window without a refusal: accepted answers in it (other processes' included) and its length. */
 interface ClosedWindow {
     answers: number;
@@ -42,7 +50,7 @@ export class RateProof {
         for (let i = this.windows.length - 1; i >= 0; i--) {
             sum += this.windows[i].answers;
             ms += this.windows[i].lengthMs;
-            if (sum > burst && ms > 0) best = Math.max(best, ((sum - burst) * 1000) / ms);
+            best = Math.max(best, provenRate(sum, burst, ms));
         }
         this.best = best;
     }

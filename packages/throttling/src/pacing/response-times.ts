@@ -1,3 +1,5 @@
+import { provenRate } from './rate-proof';
+
 /**
  * Response times of one scope's accepted answers: the windowed minimum (the site's unloaded response
  * time, as TCP BBR and Vegas take the least round trip as the one without a queue), the median of
@@ -42,14 +44,11 @@ export class ResponseTimes {
     }
 
     /**
-     * The least rate the window's accepted requests prove of a bucket of at most `burst` tokens: n of
-     * them sent over a span T took n tokens, at most `burst` of them there at the start, so it refills
-     * at least (n − burst) ÷ T (0 when that proves nothing).
+     * The least rate the window's accepted requests prove of a bucket of at most `burst` tokens, over
+     * the span from the first of them sent to the last (rate-proof.ts).
      */
     windowProvenRate(burst: number): number {
-        const span = this.windowLastSent - this.windowFirstSent;
-        const spare = this.inWindow.length - burst;
-        return spare > 0 && span > 0 ? (spare * 1000) / span : 0;
+        return provenRate(this.inWindow.length, burst, this.windowLastSent - this.windowFirstSent);
     }
 
     /**
