@@ -250,6 +250,110 @@ describe('following the pace another process set', () => {
     });
 });
 
+describe("the other processes' counts a reservation answers", () => {
+    let dir: string;
+    beforeEach(() => {
+        dir = mkdtempSync(join(tmpdir(), 'shared-rate-reserve-'));
+    });
+    afterEach(() => {
+        jest.restoreAllMocks();
+        rmSync(dir, { recursive: true, force: true });
+    });
+
+    /** One manager sharing `store`; the test itself plays the other processes (tallies in `file`). */
+    async function oneProcess(clock: ManualClock, store: SharedDomainClock, pages: number) {
+        const manager = new ThrottlingRequestManager(
+            { domains: 'all', queueLayout: 'perDomain', clock, respectCrawlDelay: false, sharedClock: store },
+            memoryConfig(),
+        );
+        await manager.addRequestsBatched(
+            Array.from({ length: pages }, (_, i) => ({ url: `https://${SIM_HOST}/${i}` })),
+            { waitForAllRequestsToBeAdded: true },
+        );
+        return manager;
+    }
+    const accept = async (manager: ThrottlingRequestManager, request: Request) => {
+        await manager.handleResponse({ request }, { statusCode: 200, headers: {} });
+        await manager.markRequestHandled(request);
+    };
+    /** What the pacer was fed as the other processes' dispatches and answers, over the calls recorded. */
+    const fed = (spy: jest.SpyInstance) =>
+        spy.mock.calls.reduce(([d, a], [, dd, aa]) => [d + (dd as number), a + (aa as number)], [0, 0]);
+
+    async function refusedAttempt(store: (file: FileDomainClock) => SharedDomainClock) {
+        const clock = new ManualClock(SIM_START);
+        const file = new FileDomainClock(dir, { clock });
+        const manager = await oneProcess(clock, store(file), 3);
+        const first = (await manager.fetchNextRequest())!;
+        clock.advance(20);
+        await accept(manager, first);
+        // Another process sent 3 and was answered twice; then it holds the shared clock.
+        file.tally(SIM_HOST, { dispatched: 3, answered: 2 });
+        file.extend(SIM_HOST, { nextAt: clock.now() + 5_000 });
+        const noted = jest.spyOn(PaceLearner.prototype, 'noteOthers');
+        expect(await manager.fetchNextRequest()).toBeNull();
+        const counts = fed(noted);
+        noted.mockRestore();
+        return counts;
+    }
+
+    test('a reservation the shared clock refuses still brings them, with no call of its own', async () => {
+        expect(await refusedAttempt((file) => file)).toEqual([3, 2]);
+        // A clock whose reservations carry no totals: nothing reaches the pacer until this process tallies.
+        rmSync(dir, { recursive: true, force: true });
+        const bare = (file: FileDomainClock) =>
+            Object.assign(withoutTally(file), {
+                tally: file.tally.bind(file),
+                reserve: (key: string, now: number, nextAt: number) => {
+                    const { tally: _, ...rest } = file.reserve(key, now, nextAt);
+                    return rest;
+                },
+            });
+        expect(await refusedAttempt(bare)).toEqual([0, 0]);
+    });
+
+    test('an answer older than one already read is not read again: the counts are fed once', async () => {
+        const clock = new ManualClock(SIM_START);
+        const file = new FileDomainClock(dir, { clock });
+        let hold: ((release: () => void) => void) | undefined;
+        const slow = Object.assign(withoutTally(file), {
+            // While `hold` is set, a tally is added at once and answered when the test says.
+            tally: (key: string, add: { dispatched: number; answered: number }) => {
+                const answer = file.tally(key, add);
+                if (!hold) return answer;
+                const take = hold;
+                return new Promise<typeof answer>((resolve) => take(() => resolve(answer)));
+            },
+        });
+        const manager = await oneProcess(clock, slow, 3);
+        const first = (await manager.fetchNextRequest())!;
+        clock.advance(20);
+        await accept(manager, first);
+        const noted = jest.spyOn(PaceLearner.prototype, 'noteOthers');
+        let release: () => void = () => undefined;
+        hold = (r) => (release = r);
+        // The second request's departure is tallied, and answered late...
+        const second = (await manager.fetchNextRequest())!;
+        hold = undefined;
+        clock.advance(20);
+        await accept(manager, second);
+        // ...after another process's work and a reservation of this one, whose answer was read first.
+        file.tally(SIM_HOST, { dispatched: 2, answered: 2 });
+        file.extend(SIM_HOST, { nextAt: clock.now() + 1_000 });
+        expect(await manager.fetchNextRequest()).toBeNull();
+        release();
+        await new Promise((resolve) => setImmediate(resolve));
+        file.tally(SIM_HOST, { dispatched: 1, answered: 1 });
+        clock.advance(1_000);
+        const third = (await manager.fetchNextRequest())!;
+        expect(third).not.toBeNull();
+        // Read in order, the late answer's lower totals would look like a store that forgot the key,
+        // and the 2 read before would be fed again.
+        expect(fed(noted)).toEqual([3, 3]);
+        await accept(manager, third);
+    });
+});
+
 describe('PaceLearner, fed by other processes', () => {
     test("others' answers count in the delivery sample: a refusal learns the site's rate, not this process's share", () => {
         const p = new PaceLearner(20);

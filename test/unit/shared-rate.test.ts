@@ -56,6 +56,24 @@ function rateRules(make: (offsetMs?: number) => SharedDomainClock, now: () => nu
         near(after.rate, 2.5, t);
     });
 
+    it('answers the totals and the rate in force with every reservation, granted or not, once a host tallied', async () => {
+        const [a, b] = [make(), make()];
+        const t = now();
+        // Nothing tallied yet: no totals to answer.
+        expect((await a.reserve('shop.example', t, t + 60_000)).tally).toBeUndefined();
+        await b.tally!('shop.example', { dispatched: 4, answered: 3 });
+        const refused = await b.reserve('shop.example', now(), now() + 100);
+        expect(refused.granted).toBe(false);
+        expect(refused.tally).toEqual({ dispatched: 4, answered: 3 });
+        await a.shareRate!('shop.example', 2.5, t);
+        await a.tally!('other.example', { dispatched: 1, answered: 0 });
+        const granted = await b.reserve('other.example', now(), now() + 100);
+        expect(granted).toEqual({ granted: true, tally: { dispatched: 1, answered: 0 } });
+        const withRate = await a.reserve('shop.example', now(), now());
+        expect([withRate.tally?.dispatched, withRate.tally?.answered]).toEqual([4, 3]);
+        near(withRate.tally?.rate, 2.5, t);
+    });
+
     it('names a tally count that is not a whole number >= 0', async () => {
         const a = make();
         for (const [field, bad] of [

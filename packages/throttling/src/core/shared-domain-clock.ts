@@ -31,7 +31,9 @@ export interface SharedDomainClock {
     /**
      * Atomically: if the shared clocks of `key` allow a dispatch at `now`, arms the next one for
      * `nextAt` (never earlier than an existing reservation) and grants it; otherwise says when the
-     * shared clocks allow one.
+     * shared clocks allow one. A clock that has {@link tally} may answer the key's totals with it, at
+     * no extra call: adaptive pacing then sees the other hosts' counts at every attempt, not only
+     * when this host tallies.
      */
     reserve(key: string, now: number, nextAt: number): MaybePromise<SharedReservation>;
     /** Pushes the shared clocks of `key` to at least these times (a later call never moves them back). */
@@ -85,8 +87,11 @@ export interface SharedDomainClock {
     close?(): Promise<void>;
 }
 
-/** The answer of {@link SharedDomainClock.reserve}. */
-export type SharedReservation = { granted: true } | { granted: false; notBefore: number };
+/**
+ * The answer of {@link SharedDomainClock.reserve}; `tally`: the key's totals as {@link SharedDomainClock.tally}
+ * would answer them with nothing added (optional).
+ */
+export type SharedReservation = ({ granted: true } | { granted: false; notBefore: number }) & { tally?: SharedTally };
 
 /** The clocks one domain key has in a shared store, in epoch milliseconds. */
 export interface SharedClocks {

@@ -275,9 +275,10 @@ function buildSharing(
         warnOnce: (m) => log.warningOnce(m),
         now: () => options.clock.now(),
     });
+    const rates = new SharedRateSync({ shared: options.sharedClock, states, router, failures, changed });
     const shared = new SharedClockSync({
         shared: options.sharedClock,
-        ...{ states, router, failures },
+        ...{ states, router, failures, rates },
         entryOf: (k) => registry.get(k),
     });
     const limits = new SharedLimits({
@@ -286,7 +287,6 @@ function buildSharing(
         leaseMs: SHARED_LEASE_MS,
         recheckMs: SHARED_RECHECK_MS,
     });
-    const rates = new SharedRateSync({ shared: options.sharedClock, states, router, failures, changed });
     return { shared, limits, failures, rates };
 }
 

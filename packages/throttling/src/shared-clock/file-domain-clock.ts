@@ -101,7 +101,8 @@ export class FileDomainClock implements SharedDomainClock {
     reserve(key: string, now: number, nextAt: number): SharedReservation {
         return this.locked(key, (record) => {
             const { reservation, clocks } = decideReservation(record, now, nextAt);
-            return { answer: reservation, record: { ...record, ...clocks } };
+            const tally = record.tally && decideTally(record, { dispatched: 0, answered: 0 }).answer;
+            return { answer: tally ? { ...reservation, tally } : reservation, record: { ...record, ...clocks } };
         });
     }
 

@@ -72,13 +72,9 @@ export class RedisDomainClock implements SharedDomainClock {
     }
 
     async reserve(key: string, now: number, nextAt: number): Promise<SharedReservation> {
-        const [granted, redisNow, value] = await this.run('reserve', key, 'crawleeThrottlingReserve', [
-            this.keysOf(key).clock,
-            toDelta(nextAt, now),
-        ]);
-        if (!granted) return { granted: false, notBefore: now + (value - redisNow) };
-        this.remember(key, nextAt, value);
-        return { granted: true };
+        const { granted, value, tally } = await this.reserveOne(key, now, nextAt);
+        const counts = tally ? { tally } : {};
+        return granted ? { granted: true, ...counts } : { granted: false, notBefore: value, ...counts };
     }
 
     /**
@@ -309,18 +305,35 @@ export class RedisDomainClock implements SharedDomainClock {
     private async reserveEach(entries: [string, number][], now: number): Promise<SharedReservation> {
         const taken: { key: string; armed: number; previous: number }[] = [];
         for (const [key, nextAt] of entries) {
-            const [granted, redisNow, value, previous] = await this.run('reserve', key, 'crawleeThrottlingReserve', [
-                this.keysOf(key).clock,
-                toDelta(nextAt, now),
-            ]);
+            const { granted, value, previous } = await this.reserveOne(key, now, nextAt);
             if (!granted) {
                 await Promise.all(taken.map((t) => this.undo(t.key, t.armed, t.previous)));
-                return { granted: false, notBefore: now + (value - redisNow) };
+                return { granted: false, notBefore: value };
             }
-            taken.push({ key, armed: value, previous });
-            this.remember(key, nextAt, value);
+            taken.push({ key, armed: previous.armed, previous: previous.before });
         }
         return { granted: true };
+    }
+
+    /**
+     * One key's reservation: granted or not, `value` the host time it is allowed from (refused), and
+     * the armed and former `next` in Redis time (granted, for an undo); the key's tally either way.
+     */
+    private async reserveOne(key: string, now: number, nextAt: number) {
+        const keys = this.keysOf(key);
+        const answer = await this.run(
+            'reserve',
+            key,
+            'crawleeThrottlingReserve',
+            [keys.clock, keys.rate, this.idleTtlMs, toDelta(nextAt, now)],
+            false,
+        );
+        const [granted, redisNow, value, before, tallied, dispatched, answered, found, rate, at] = answer;
+        const rated = found === 1 ? { rate: { rate, at: now + (at - redisNow) } } : {};
+        const tally: SharedTally | undefined = tallied === 1 ? { dispatched, answered, ...rated } : undefined;
+        if (granted) this.remember(key, nextAt, value);
+        const common = { value: now + (value - redisNow), previous: { armed: value, before } };
+        return { granted: granted === 1, ...common, ...(tally ? { tally } : {}) };
     }
 
     private async undo(key: string, armed: number, previous: number): Promise<void> {

@@ -20,19 +20,24 @@ local function keep(key, latest) redis.call('PEXPIRE', key, math.max(latest - no
 `;
 
 /**
- * Reserves the next dispatch of one key. KEYS: clock. ARGV[2]: the wanted next dispatch, as a delta
- * from now. Grants when both clocks have passed, then arms `next` (never earlier than it was).
- * Answers `{1, now, armed, previous}` or `{0, now, notBefore}`.
+ * Reserves the next dispatch of one key. KEYS: clock, rate. ARGV[2]: the wanted next dispatch, as a
+ * delta from now. Grants when both clocks have passed, then arms `next` (never earlier than it was).
+ * Either way it reads the key's tally and rate (as TALLY, adding nothing). Answers
+ * `{1, now, armed, previous, ...tally}` or `{0, now, notBefore, 0, ...tally}`, where tally is
+ * `tallied, dispatched, answered, found, rate, at` (tallied 0: no host tallied the key; found 0: no
+ * rate shared, rate and at then 0).
  */
 export const RESERVE = `${PRELUDE}
 local c = redis.call('HMGET', KEYS[1], 'next', 'backoff', 'decay')
 local nextAt, backoff, decay = num(c[1]), num(c[2]), num(c[3])
+local r = redis.call('HMGET', KEYS[2], 'dispatched', 'answered', 'rate', 'at')
+local tally = {r[1] and 1 or 0, num(r[1]), num(r[2]), r[3] and 1 or 0, r[3] or 0, num(r[4])}
 local notBefore = math.max(nextAt, backoff)
-if notBefore > now then return {0, now, notBefore} end
+if notBefore > now then return {0, now, notBefore, 0, unpack(tally)} end
 local armed = math.max(nextAt, now + tonumber(ARGV[2]))
 redis.call('HSET', KEYS[1], 'next', armed)
 keep(KEYS[1], math.max(armed, backoff, decay))
-return {1, now, armed, nextAt}
+return {1, now, armed, nextAt, unpack(tally)}
 `;
 
 /**
@@ -249,7 +254,7 @@ return {1, now, num(c[1]), num(c[2]), num(c[3]), num(c[4])}
 
 /** The scripts under the command names they are defined as on the client. */
 export const REDIS_CLOCK_SCRIPTS = {
-    crawleeThrottlingReserve: { numberOfKeys: 1, lua: RESERVE },
+    crawleeThrottlingReserve: { numberOfKeys: 2, lua: RESERVE },
     crawleeThrottlingReserveMany: { numberOfKeys: undefined, lua: RESERVE_MANY },
     crawleeThrottlingExtend: { numberOfKeys: 1, lua: EXTEND },
     crawleeThrottlingSettle: { numberOfKeys: 1, lua: SETTLE },

@@ -7,6 +7,7 @@ import type { MaybePromise } from '../core/maybe-promise';
 import { andThen, outcomeOf } from '../core/maybe-promise';
 import type { SharedClockFailures } from './shared-clock-failures';
 import type { SharedDomainClock, SharedReservation } from '../core/shared-domain-clock';
+import type { SharedRateSync } from './shared-rate-sync';
 
 export { SHARED_ERROR_RETRY_MS } from './shared-clock-failures';
 export type { SharedClockErrorMode } from './shared-clock-failures';
@@ -29,6 +30,8 @@ export interface SharedClockSyncOptions {
     router: ScopeRouter;
     entryOf(key: string): DomainQueue | undefined;
     failures: SharedClockFailures;
+    /** Reads the key's totals a reservation answers (the learned rate shared across processes). */
+    rates?: Pick<SharedRateSync, 'mark' | 'observe'>;
 }
 
 /**
@@ -56,19 +59,21 @@ export class SharedClockSync {
      * is held and asked again (`'pause'`), or paced by this process alone (`'local'`); never thrown.
      */
     reserve(entry: DomainQueue, reservation: DispatchReservation, now: number): MaybePromise<boolean> {
-        const { shared, states, router, failures } = this.options;
+        const { shared, states, router, failures, rates } = this.options;
         if (!shared) return true;
         const state = states.read(entry.key);
         const oneAtATime = state !== undefined && concurrencyLimit(state, router.policyOf(entry.key)) === 1;
         const nextAt = oneAtATime
             ? Math.max(reservation.armedNextDispatchAt, now + SHARED_LEASE_MS)
             : reservation.armedNextDispatchAt;
+        const mark = rates?.mark(entry.key);
         return andThen(
             outcomeOf(() => shared.reserve(entry.key, now, nextAt)),
-            (answer) =>
-                answer.ok
-                    ? this.apply(entry, answer.value, oneAtATime ? nextAt : undefined, now)
-                    : failures.gate(entry, now, 'reserve', answer.error),
+            (answer) => {
+                if (!answer.ok) return failures.gate(entry, now, 'reserve', answer.error);
+                rates?.observe(entry.key, mark, answer.value.tally);
+                return this.apply(entry, answer.value, oneAtATime ? nextAt : undefined, now);
+            },
         );
     }
 

@@ -21,7 +21,14 @@ interface KeyShare {
     sentDispatched: number;
     /** Accepted answers here not sent yet. */
     unsentAnswers: number;
-    /** The key's totals after this process's last tally (undefined before the first). */
+    /** This process's counts in the tallies sent so far (the store's totals hold them). */
+    own: TallyCounts;
+    /** Calls sent that answer the key's totals, and the latest of them whose answer was read. */
+    issued: number;
+    applied: number;
+    /** The other processes' counts as of the latest answer (undefined before the first: a baseline). */
+    others?: TallyCounts;
+    /** The totals of the latest answer read: totals that drop say the store forgot the key. */
     totals?: TallyCounts;
     /** When the call in flight left (0: none). */
     inFlightSince: number;
@@ -35,6 +42,15 @@ interface KeyShare {
     rateAt: number;
     /** The pace after that share or follow: a refusal that left it unchanged is nothing to share. */
     rate: number;
+}
+
+/**
+ * A call that answers a key's totals, as it left: the order it was sent in (an answer older than one
+ * already read is stale) and this process's counts the totals then held.
+ */
+export interface TallyMark {
+    readonly seq: number;
+    readonly own: TallyCounts;
 }
 
 /** What {@link SharedRateSync} works with. */
@@ -53,7 +69,8 @@ export interface SharedRateSyncOptions {
  * Each process's own answers are about 1/N of what the site accepts, so a rate learned from them
  * would pin N processes together at 1/N of the site's rate. So every process adds its dispatches and
  * accepted answers to the key's totals in the store (`tally`, when a request leaves and when an answer
- * comes, one call in flight per key) and feeds the other processes' share of them to its pacer:
+ * comes, one call in flight per key) and feeds the other processes' share of them to its pacer, read
+ * from every answer that carries the totals (a tally's, and a reservation's where the clock gives them):
  * windows and delivery samples then count the site's traffic, not this process's share. The pace is
  * one for all, the latest move wins: a refused process offers its cut at once (`shareRate`); a quiet
  * window's growth is offered only once a tally shows no other process moved the pace meanwhile (a
@@ -94,6 +111,23 @@ export class SharedRateSync {
         this.flush(key, share);
     }
 
+    /** A call that answers the totals of `key` leaves now (undefined: `key` shares no rate). */
+    mark(key: string): TallyMark | undefined {
+        const share = this.shareOf(key);
+        return share && this.markOf(share);
+    }
+
+    /** The totals of `key` a call marked by {@link mark} answered: read as a tally's answer is. */
+    observe(key: string, mark: TallyMark | undefined, totals: SharedTally | undefined): void {
+        const share = mark && totals && this.keys.get(key);
+        if (share) this.apply(key, share, mark, totals);
+    }
+
+    private markOf(share: KeyShare): TallyMark {
+        share.issued += 1;
+        return { seq: share.issued, own: { ...share.own } };
+    }
+
     /** Whether `key` shares its rate: an adaptive pacer, beside a store that tallies and shares rates. */
     private shareOf(key: string): KeyShare | undefined {
         const { shared } = this.options;
@@ -106,7 +140,7 @@ export class SharedRateSync {
             // The first tally carries every dispatch so far: they came before the first answer.
             share = {
                 ...{ sentDispatched: 0, unsentAnswers: 0, inFlightSince: 0, dirty: false, refused: false },
-                ...{ rateAt: 0, rate: 0 },
+                ...{ own: { dispatched: 0, answered: 0 }, issued: 0, applied: 0, rateAt: 0, rate: 0 },
             };
             this.keys.set(key, share);
             if (this.keys.size > MAX_KEYS) this.keys.delete(this.keys.keys().next().value!);
@@ -140,12 +174,14 @@ export class SharedRateSync {
         share.sentDispatched = dispatched;
         share.unsentAnswers = 0;
         share.inFlightSince = now;
+        share.own = { dispatched: share.own.dispatched + add.dispatched, answered: share.own.answered + add.answered };
+        const mark = this.markOf(share);
         void andThen(
             outcomeOf(() => shared!.tally!(key, add, now)),
             (answer) => {
                 if (share.inFlightSince === now) share.inFlightSince = 0;
                 if (!answer.ok) return this.failed(key, share, add, answer.error);
-                this.apply(key, share, add, answer.value);
+                this.apply(key, share, mark, answer.value);
                 // Only what came meanwhile goes at once; a failed call (an offer kept for later) waits
                 // for the next dispatch or answer: a store that fails at once must not spin.
                 if (share.dirty) this.flush(key, share);
@@ -175,22 +211,36 @@ export class SharedRateSync {
     }
 
     /**
-     * Feeds the other processes' counts since the last tally to the pacer; then follows a pace another
+     * Feeds the other processes' counts since the last answer to the pacer; then follows a pace another
      * process set since this one last looked, or else shares a pace a quiet window raised here. Only
      * then: a window closed here without knowing of a cut made elsewhere meanwhile, and its growth,
      * shared later than the cut, would undo it.
      */
-    private apply(key: string, share: KeyShare, sent: TallyCounts, totals: SharedTally): void {
+    private apply(key: string, share: KeyShare, mark: TallyMark, totals: SharedTally): void {
+        // Answers may come out of order (a store's calls are not one queue): an older one says less.
+        if (mark.seq < share.applied) return;
+        share.applied = mark.seq;
         const pacer = this.pacerOf(key);
         const now = this.options.failures.now();
         const before = share.totals;
         share.totals = { dispatched: totals.dispatched, answered: totals.answered };
+        // A store that forgot the key (expired, restarted) answers less than before: a new baseline.
+        const forgot = before && (totals.dispatched < before.dispatched || totals.answered < before.answered);
+        const others = {
+            dispatched: totals.dispatched - mark.own.dispatched,
+            answered: totals.answered - mark.own.answered,
+        };
+        const seen = forgot ? undefined : share.others;
+        // Counts only grow: less than seen is an answer that left before a tally of ours it could not hold.
+        share.others = seen
+            ? {
+                  dispatched: Math.max(seen.dispatched, others.dispatched),
+                  answered: Math.max(seen.answered, others.answered),
+              }
+            : others;
         if (!pacer) return;
-        if (before) {
-            // A store that forgot the key (expired, restarted) answers less than before: a new baseline.
-            const others = (field: keyof TallyCounts) => Math.max(0, totals[field] - before[field] - sent[field]);
-            pacer.noteOthers(now, others('dispatched'), others('answered'));
-        }
+        if (seen)
+            pacer.noteOthers(now, share.others.dispatched - seen.dispatched, share.others.answered - seen.answered);
         const rate = totals.rate;
         if (rate && rate.at > share.rateAt && now - rate.at <= FOLLOW_HORIZON_MS) {
             this.follow(key, share, pacer, rate, now);
@@ -216,6 +266,10 @@ export class SharedRateSync {
     private failed(key: string, share: KeyShare, sent: TallyCounts, error: unknown): void {
         share.sentDispatched -= sent.dispatched;
         share.unsentAnswers += sent.answered;
+        share.own = {
+            dispatched: share.own.dispatched - sent.dispatched,
+            answered: share.own.answered - sent.answered,
+        };
         this.options.failures.warnOnce(
             `Could not share the learned rate of ${key} (tally: ${String(error)}); each process paces it by its own until the store answers again.`,
         );
