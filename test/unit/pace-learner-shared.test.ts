@@ -67,6 +67,38 @@ describe('a process sharing the pace with others', () => {
         expect(learner.rate).toBeLessThan(5);
     });
 
+    test('a window a followed raise cut short still proves its pace for the next cut', () => {
+        // Another process's refusal cut the shared pace to 3.5 under a bound of 8; the backoff held
+        // every process 1 s. Then raises made elsewhere came every 0.9 s, each before a window here
+        // could close, and this process sent one request in four. Refused here at 5.5: the delivery
+        // since the cut, its wait included, reads about 2.6; the last two windows proved 3.33 ((7 − 1) ÷ 1.8 s).
+        const learner = new PaceLearner();
+        learner.onDispatch(T0, POLICY, 100, 1);
+        learner.onAnswer(T0 + LATENCY_MS, T0);
+        learner.follow(T0 + 50, POLICY, 8);
+        learner.follow(T0 + 60, POLICY, 3.5);
+        let now = T0 + 1_060;
+        let sent = 0;
+        for (const pace of [3.5, 4.2, 4.8]) {
+            const until = now + 900;
+            for (; now + 1_000 / pace <= until; sent++) {
+                now += 1_000 / pace;
+                if (sent % 4 === 0) {
+                    learner.onDispatch(now, POLICY, 100, 1);
+                    learner.onAnswer(now + LATENCY_MS, now);
+                } else learner.noteOthers(now, 1, 1);
+            }
+            now = until;
+            learner.follow(now, POLICY, pace === 4.8 ? 5.5 : pace + 0.7 > 4.8 ? 4.8 : pace + 0.7);
+        }
+        now += 1_000 / 5.5;
+        learner.onDispatch(now, POLICY, 100, 1);
+        learner.onTrigger(now, POLICY, 1_000, true, 1);
+        // Just under the proof (3.33 × PACE_GAIN); without it, just under the delivery reading (2.45).
+        expect(learner.rate).toBeGreaterThan(3.1);
+        expect(learner.rate).toBeLessThan(3.33);
+    });
+
     test('refused while doubling, falls back to the last pace another process found quiet', () => {
         // Another process's first signal set 1 req/s; its quiet windows then doubled the shared pace to
         // 2, 4 and 8, each raise followed here. Refused here at 8: back to 4, the pace a window proved

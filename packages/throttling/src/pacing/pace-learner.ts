@@ -359,10 +359,7 @@ export class PaceLearner implements AdaptiveData {
         const median = answers >= MIN_WINDOW_ANSWERS ? this.times.windowMedian() : 0;
         const least = Math.max(this.times.minMs, JITTER_FLOOR_MS);
         const queued = median > least * LATENCY_TOLERANCE;
-        if (!this.window.refused) {
-            const own = this.times.windowProvenRate(this.burstSeen);
-            this.proof.addWindow(this.window.answers, this.window.lengthAt(now), own, this.burstSeen);
-        }
+        this.proveWindow(now);
         if (queued && this.slots > 1) {
             // A queue at the site: shrink to the slots its unloaded time would keep busy (Gradient2).
             this.markKnee(now, Math.max(1, Math.floor((this.slots * least) / median)));
@@ -378,6 +375,13 @@ export class PaceLearner implements AdaptiveData {
         } else if (queued && Number.isFinite(this.rate)) this.drain(median - least);
         else if (!queued && !this.window.refused) this.onQuietWindow(now);
         this.startWindow(now);
+    }
+
+    /** What the window's accepted requests proved of the rate, kept for the next cut (not after a refusal). */
+    private proveWindow(now: number): void {
+        if (this.window.refused || this.window.lengthAt(now) <= 0) return;
+        const own = this.times.windowProvenRate(this.burstSeen);
+        this.proof.addWindow(this.window.answers, this.window.lengthAt(now), own, this.burstSeen);
     }
 
     /**
@@ -470,6 +474,8 @@ export class PaceLearner implements AdaptiveData {
         this.policy = policy;
         const asked = this.rate;
         const next = clamp(rate, policy);
+        // The window ends here: what it proved still stands for the next cut.
+        this.proveWindow(now);
         this.startWindow(now);
         if (next >= asked) {
             // The other process raised it after a quiet window at the pace asked for here: as if here.
