@@ -126,6 +126,8 @@ describe('B7 section', () => {
         throughput: [run(1, true, 30_000), run(4, true, 15_000)],
         latencyBound: [run(1, true, 64_000), run(1, false, 63_000), run(4, true, 16_500), run(4, false, 16_000)],
         adaptive: [run(1, true, 20_000, 80), run(4, true, 24_000, 80)],
+        // Told the rate: 4.75 of 5 steady at 1 process, 4.5 at 4.
+        adaptiveOracle: [{ ...run(1, true, 17_000, 80), steadyPace: [4.75] }, run(4, true, 18_000, 80)],
         cost: [],
         sizes,
     };
@@ -143,6 +145,17 @@ describe('B7 section', () => {
         // 4.5 req/s of 5 steady; each process learned 4.5; 24 s for 80 pages at 5 req/s is 1.5x ideal.
         expect(d).toMatch(
             /\| 4 \| RedisDomainClock \| 80\/80 \| 0\.0 % \(0\) \| 4\.50 \| 90\.0 % \| 4\.50 \/ 4\.50 \/ 4\.50 \/ 4\.50 \| 24\.0 s \(1\.50× ideal\) \|/,
+        );
+    });
+
+    it('reports (d) beside its oracle, told the rate, and the learner over it by processes', () => {
+        const d = md.slice(md.indexOf('### (d)'));
+        expect(d).toMatch(
+            /\| 4 \| RedisDomainClock, told the rate \(oracle\) \| 80\/80 \| .* \| 18\.0 s \(1\.13× ideal\) \|/,
+        );
+        // 4.5 / 4.75 at 1 process; 4.5 / 4.5 at 4.
+        expect(d).toContain(
+            'Steady pace told nothing over told the rate, sharing Redis, by processes: 1: 94.7 %, 4: 100.0 %.',
         );
     });
 

@@ -39,6 +39,8 @@ export interface FleetOptions {
     processes: number;
     /** Omitted: the throttler's default adaptive pacing. */
     delaySecs?: number;
+    /** Adaptive pacing off: `delaySecs` alone paces. */
+    noRampup?: boolean;
     maxConcurrency: number;
     fixedConcurrency?: boolean;
     redis?: { url: string; keyPrefix: string };
@@ -75,6 +77,7 @@ export async function runFleet(o: FleetOptions): Promise<FleetRun> {
                     urls,
                     proxyUrl: o.web.proxyUrl,
                     ...(o.delaySecs === undefined ? {} : { delaySecs: o.delaySecs }),
+                    ...(o.noRampup ? { noRampup: true } : {}),
                     maxConcurrency: o.maxConcurrency,
                     ...(o.fixedConcurrency ? { fixedConcurrency: true } : {}),
                     sites: o.web.sites.length,

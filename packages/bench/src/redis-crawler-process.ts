@@ -15,6 +15,8 @@ export interface WorkerTask {
     proxyUrl: string;
     /** Omitted: the throttler's default, adaptive pacing (the process is told no rate). */
     delaySecs?: number;
+    /** Adaptive pacing off: `delaySecs` alone paces (the oracle of B7 (d), told each site's rate). */
+    noRampup?: boolean;
     maxConcurrency: number;
     /**
      * Keep `maxConcurrency` in flight throughout (minConcurrency = maxConcurrency). Otherwise Crawlee's
@@ -56,7 +58,10 @@ async function main(task: WorkerTask): Promise<WorkerResult> {
     const { throttler, crawler, crawl } = benchCrawler({
         task,
         fixedConcurrency: task.fixedConcurrency ?? false,
-        throttler: task.delaySecs === undefined ? {} : { delaySecs: task.delaySecs },
+        throttler: {
+            ...(task.delaySecs === undefined ? {} : { delaySecs: task.delaySecs }),
+            ...(task.noRampup ? { rampup: false } : {}),
+        },
         storage,
         requestHandler: () => {
             handled += 1;

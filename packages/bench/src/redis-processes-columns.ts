@@ -32,25 +32,52 @@ export function b7Intro(result: RedisProcessesResult): string {
     );
 }
 
-/** (d): refusals, the pace the sites saw in the crawl's second half, the paces learned, the makespan. */
-export function adaptiveTable(runs: FleetRun[], rate: number, pages: number): string {
-    const rows = runs.map((r) => {
-        const paces = r.steadyPace.filter((p): p is number => p !== null);
+/** The mean steady pace of a run over `rate` (NaN when no site had one). */
+export function steadyShare(r: FleetRun, rate: number): number {
+    const paces = r.steadyPace.filter((p): p is number => p !== null);
+    return paces.length ? mean(paces) / rate : Number.NaN;
+}
+
+/**
+ * (d): refusals, the pace the sites saw in the crawl's second half, the paces learned, the makespan;
+ * the oracle's runs (told the rate) below the learner's, as `told the rate` rows.
+ */
+export function adaptiveTable(runs: FleetRun[], rate: number, pages: number, oracle: FleetRun[] = []): string {
+    const told = new Set(oracle);
+    const rows = [...runs, ...oracle].map((r) => {
+        const share = steadyShare(r, rate);
         const learned = r.workers.map((w) => {
             const own = Object.values(w.paces);
             return own.length ? mean(own).toFixed(2) : 'n/a';
         });
         return [
             String(r.processes),
-            clockOf(r),
+            told.has(r) ? `${clockOf(r)}, told the rate (oracle)` : clockOf(r),
             `${r.handled}/${r.requests}`,
             `${pct(r.requests ? r.refusals / r.requests : 0)} (${r.refusals})`,
             r.steadyPace.map((p) => (p === null ? 'n/a' : p.toFixed(2))).join(' / '),
-            paces.length ? pct(mean(paces) / rate) : 'n/a',
+            Number.isFinite(share) ? pct(share) : 'n/a',
             learned.join(' / '),
             `${(r.makespanMs / 1000).toFixed(1)} s (${(((r.makespanMs / 1000) * rate) / pages).toFixed(2)}× ideal)`,
         ];
     });
     const head = ['processes', 'shared clock', 'pages handled / requests', 'refused', 'steady pace per site (req/s)'];
     return mdTable([...head, 'steady pace / site rate (mean)', 'learned pace per process (req/s)', 'makespan'], rows);
+}
+
+/**
+ * (d) against its oracle: for each process count run both ways sharing Redis, the learner's steady pace
+ * over the oracle's (undefined without oracle runs).
+ */
+export function adaptiveOverOracle(runs: FleetRun[], oracle: FleetRun[], rate: number): string | undefined {
+    const pairs = oracle
+        .filter((o) => o.shared)
+        .map((o) => ({ o, r: runs.find((r) => r.shared && r.processes === o.processes) }))
+        .filter((p): p is { o: FleetRun; r: FleetRun } => p.r !== undefined);
+    if (pairs.length === 0) return undefined;
+    const parts = pairs.map(({ o, r }) => {
+        const ratio = steadyShare(r, rate) / steadyShare(o, rate);
+        return `${o.processes}: ${Number.isFinite(ratio) ? pct(ratio) : 'n/a'}`;
+    });
+    return `Steady pace told nothing over told the rate, sharing Redis, by processes: ${parts.join(', ')}.`;
 }

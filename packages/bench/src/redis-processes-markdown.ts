@@ -1,7 +1,15 @@
 import type { Environment } from './env';
 import type { FleetRun } from './fleet-run';
 import { mdTable } from './markdown';
-import { adaptiveTable, b7Intro, clockOf, machineCells, MACHINE_HEAD, pct } from './redis-processes-columns';
+import {
+    adaptiveOverOracle,
+    adaptiveTable,
+    b7Intro,
+    clockOf,
+    machineCells,
+    MACHINE_HEAD,
+    pct,
+} from './redis-processes-columns';
 import type { RedisProcessesResult } from './redis-processes';
 import { sharedClockCostTable } from './shared-clock-cost';
 
@@ -119,7 +127,9 @@ export function b7Section(result: RedisProcessesResult, env: Environment): strin
         `### (d) adaptive pacing: ${d.sites} sites × ${d.pages} pages at ${d.rate} req/s, burst 1; the processes are told ` +
             `no rate (throttler defaults: adaptive pacing, no \`delaySecs\`), maxConcurrency ${d.maxConcurrency}`,
         `Steady pace: accepted arrivals per second at a site over the second half of its crawl, all processes ` +
-            `together. Learned pace: where each process's pacer ended, mean over the sites. No targets.`,
-        adaptiveTable(result.adaptive, d.rate, d.pages),
+            `together. Learned pace: where each process's pacer ended, mean over the sites. The oracle is the same ` +
+            `crawl told each site's rate (\`delaySecs\` = 1 / (0.95 × rate), \`rampup: false\`). No targets.`,
+        adaptiveTable(result.adaptive, d.rate, d.pages, result.adaptiveOracle),
+        ...[adaptiveOverOracle(result.adaptive, result.adaptiveOracle, d.rate)].filter((l) => l !== undefined),
     ].join('\n\n');
 }

@@ -9,6 +9,7 @@ import { FileDomainClock } from 'crawlee-throttling';
 import { RedisDomainClock } from 'crawlee-throttling/redis';
 
 import { type FleetOptions, type FleetRun, runFleet } from './fleet-run';
+import { TOLD_RATE_SHARE } from './frontier-bench';
 import { countRedisCommands, measureSharedClockCost, type SharedClockCost } from './shared-clock-cost';
 
 /** Sizes of B7. */
@@ -41,6 +42,8 @@ export interface RedisProcessesResult {
     throughput: FleetRun[];
     latencyBound: FleetRun[];
     adaptive: FleetRun[];
+    /** (d)'s oracle: the same crawl told each site's rate (`delaySecs` 1 / (0.95 × rate), `rampup: false`), sharing Redis. */
+    adaptiveOracle: FleetRun[];
     cost: SharedClockCost[];
     sizes: RedisProcessesSizes;
 }
@@ -90,6 +93,7 @@ export async function runRedisProcesses(
         throughput: [],
         latencyBound: [],
         adaptive: [],
+        adaptiveOracle: [],
         cost: [],
         sizes,
     };
@@ -148,6 +152,17 @@ export async function runRedisProcesses(
         rated(adaptive),
         { pages: adaptive.pages, maxConcurrency: adaptive.maxConcurrency },
         !adaptive.compareUnshared,
+    );
+    result.adaptiveOracle = await series(
+        '(d) oracle',
+        rated(adaptive),
+        {
+            pages: adaptive.pages,
+            delaySecs: 1 / (TOLD_RATE_SHARE * adaptive.rate),
+            noRampup: true,
+            maxConcurrency: adaptive.maxConcurrency,
+        },
+        true,
     );
     progress('B7 (c) cost per reserve');
     result.cost = await measureCost(redisUrl, sizes.costCalls);
