@@ -27,6 +27,27 @@ function paceAfter(processes: number, waiting: number, seconds: number): number 
     return learner.rate;
 }
 
+/**
+ * A learner unpaced until another process's first signal, after one answer here: a refusal there at 8
+ * req/s (a bound: no more doubling), then a cut of the shared pace to `cutTo` at T0 + 60.
+ */
+function cutElsewhere(cutTo: number): PaceLearner {
+    const learner = new PaceLearner();
+    learner.onDispatch(T0, POLICY, 100, 1);
+    learner.onAnswer(T0 + LATENCY_MS, T0);
+    learner.follow(T0 + 50, POLICY, 8);
+    learner.follow(T0 + 60, POLICY, cutTo);
+    return learner;
+}
+
+/** Sends one request at `at`: every fourth here (answered after `LATENCY_MS`), the others as counts. */
+function sendOneOfFour(learner: PaceLearner, at: number, sent: number): void {
+    if (sent % 4 === 0) {
+        learner.onDispatch(at, POLICY, 100, 1);
+        learner.onAnswer(at + LATENCY_MS, at);
+    } else learner.noteOthers(at, 1, 1);
+}
+
 describe('a process sharing the pace with others', () => {
     test('probes while the site has work: its own backlog counts over its share of the dispatches', () => {
         // Four processes with 10 pages each left: 40 waiting at the site's pace, enough to probe.
@@ -39,20 +60,13 @@ describe('a process sharing the pace with others', () => {
         // Unpaced until another process's first signal, after one answer here; then a refusal at 8
         // elsewhere (a bound: no more doubling) cut the shared pace to 1 req/s for 4 s, and it climbed
         // to 4.75 req/s, held for 3 s. This process sends one request in four; the others' come as counts.
-        const learner = new PaceLearner();
-        learner.onDispatch(T0, POLICY, 100, 1);
-        learner.onAnswer(T0 + LATENCY_MS, T0);
-        learner.follow(T0 + 50, POLICY, 8);
-        learner.follow(T0 + 60, POLICY, 1);
+        const learner = cutElsewhere(1);
         let now = T0 + 60;
         let sent = 0;
         const send = (pace: number, count: number) => {
             for (let k = 0; k < count; k++, sent++) {
                 now += 1_000 / pace;
-                if (sent % 4 === 0) {
-                    learner.onDispatch(now, POLICY, 100, 1);
-                    learner.onAnswer(now + LATENCY_MS, now);
-                } else learner.noteOthers(now, 1, 1);
+                sendOneOfFour(learner, now, sent);
             }
         };
         send(1, 4);
@@ -72,21 +86,14 @@ describe('a process sharing the pace with others', () => {
         // every process 1 s. Then raises made elsewhere came every 0.9 s, each before a window here
         // could close, and this process sent one request in four. Refused here at 5.5: the delivery
         // since the cut, its wait included, reads about 2.6; the last two windows proved 3.33 ((7 − 1) ÷ 1.8 s).
-        const learner = new PaceLearner();
-        learner.onDispatch(T0, POLICY, 100, 1);
-        learner.onAnswer(T0 + LATENCY_MS, T0);
-        learner.follow(T0 + 50, POLICY, 8);
-        learner.follow(T0 + 60, POLICY, 3.5);
+        const learner = cutElsewhere(3.5);
         let now = T0 + 1_060;
         let sent = 0;
         for (const pace of [3.5, 4.2, 4.8]) {
             const until = now + 900;
             for (; now + 1_000 / pace <= until; sent++) {
                 now += 1_000 / pace;
-                if (sent % 4 === 0) {
-                    learner.onDispatch(now, POLICY, 100, 1);
-                    learner.onAnswer(now + LATENCY_MS, now);
-                } else learner.noteOthers(now, 1, 1);
+                sendOneOfFour(learner, now, sent);
             }
             now = until;
             learner.follow(now, POLICY, pace === 4.8 ? 5.5 : pace + 0.7 > 4.8 ? 4.8 : pace + 0.7);
