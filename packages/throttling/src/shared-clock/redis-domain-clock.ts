@@ -72,9 +72,7 @@ export class RedisDomainClock implements SharedDomainClock {
     }
 
     async reserve(key: string, now: number, nextAt: number): Promise<SharedReservation> {
-        const { granted, value, tally } = await this.reserveOne(key, now, nextAt);
-        const counts = tally ? { tally } : {};
-        return granted ? { granted: true, ...counts } : { granted: false, notBefore: value, ...counts };
+        return (await this.reserveOne(key, now, nextAt)).reservation;
     }
 
     /**
@@ -260,7 +258,7 @@ export class RedisDomainClock implements SharedDomainClock {
         const [found, redisNow, rate, at] = await this.run('readRate', key, 'crawleeThrottlingReadRate', [
             this.keysOf(key).rate,
         ]);
-        return found === 1 ? { rate, at: now + (at - redisNow) } : undefined;
+        return sharedRateOf(found, rate, at, now, redisNow);
     }
 
     /**
@@ -276,7 +274,7 @@ export class RedisDomainClock implements SharedDomainClock {
             'crawleeThrottlingTally',
             [this.keysOf(key).rate, add.dispatched, add.answered],
         );
-        return { dispatched, answered, ...(found === 1 ? { rate: { rate, at: now + (at - redisNow) } } : {}) };
+        return tallyOf(dispatched, answered, sharedRateOf(found, rate, at, now, redisNow));
     }
 
     /** The shared clocks of `key` in this host's time (reports, tests); 0 for a clock never set. */
@@ -305,21 +303,25 @@ export class RedisDomainClock implements SharedDomainClock {
     private async reserveEach(entries: [string, number][], now: number): Promise<SharedReservation> {
         const taken: { key: string; armed: number; previous: number }[] = [];
         for (const [key, nextAt] of entries) {
-            const { granted, value, previous } = await this.reserveOne(key, now, nextAt);
-            if (!granted) {
+            const { reservation, armed, previous } = await this.reserveOne(key, now, nextAt);
+            if (!reservation.granted) {
                 await Promise.all(taken.map((t) => this.undo(t.key, t.armed, t.previous)));
-                return { granted: false, notBefore: value };
+                return { granted: false, notBefore: reservation.notBefore };
             }
-            taken.push({ key, armed: previous.armed, previous: previous.before });
+            taken.push({ key, armed, previous });
         }
         return { granted: true };
     }
 
     /**
-     * One key's reservation: granted or not, `value` the host time it is allowed from (refused), and
-     * the armed and former `next` in Redis time (granted, for an undo); the key's tally either way.
+     * One key's reservation, with the key's tally when a host tallied it; `armed` and `previous`: its
+     * `next` after and before, in Redis time (for an undo when granted).
      */
-    private async reserveOne(key: string, now: number, nextAt: number) {
+    private async reserveOne(
+        key: string,
+        now: number,
+        nextAt: number,
+    ): Promise<{ reservation: SharedReservation; armed: number; previous: number }> {
         const keys = this.keysOf(key);
         const answer = await this.run(
             'reserve',
@@ -328,12 +330,15 @@ export class RedisDomainClock implements SharedDomainClock {
             [keys.clock, keys.rate, this.idleTtlMs, toDelta(nextAt, now)],
             false,
         );
-        const [granted, redisNow, value, before, tallied, dispatched, answered, found, rate, at] = answer;
-        const rated = found === 1 ? { rate: { rate, at: now + (at - redisNow) } } : {};
-        const tally: SharedTally | undefined = tallied === 1 ? { dispatched, answered, ...rated } : undefined;
-        if (granted) this.remember(key, nextAt, value);
-        const common = { value: now + (value - redisNow), previous: { armed: value, before } };
-        return { granted: granted === 1, ...common, ...(tally ? { tally } : {}) };
+        const [granted, redisNow, value, previous, tallied, dispatched, answered, found, rate, at] = answer;
+        const counts =
+            tallied === 1 ? { tally: tallyOf(dispatched, answered, sharedRateOf(found, rate, at, now, redisNow)) } : {};
+        if (!granted) {
+            const reservation = { granted: false as const, notBefore: now + (value - redisNow), ...counts };
+            return { reservation, armed: value, previous };
+        }
+        this.remember(key, nextAt, value);
+        return { reservation: { granted: true, ...counts }, armed: value, previous };
     }
 
     private async undo(key: string, armed: number, previous: number): Promise<void> {
@@ -367,4 +372,14 @@ export class RedisDomainClock implements SharedDomainClock {
             throw new SharedClockError(`RedisDomainClock: ${call} of ${key} failed: ${reason}`, { cause: error });
         }
     }
+}
+
+/** A rate a script answered as `found, rate, at` (Redis time), in the host's time; undefined when none was found. */
+function sharedRateOf(found: number, rate: number, at: number, now: number, redisNow: number): SharedRate | undefined {
+    return found === 1 ? { rate, at: now + (at - redisNow) } : undefined;
+}
+
+/** A key's tally, with the rate in force when there is one. */
+function tallyOf(dispatched: number, answered: number, rate: SharedRate | undefined): SharedTally {
+    return { dispatched, answered, ...(rate ? { rate } : {}) };
 }
