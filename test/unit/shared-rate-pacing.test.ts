@@ -164,42 +164,6 @@ describe('following the pace another process set', () => {
         expect(await nextReadyAt(b.manager)).toBeGreaterThanOrEqual(sentAt + 1000 / learned - 1);
     });
 
-    test('a raise another process made does not hold the next dispatch here: it goes when the shared clock opens', async () => {
-        const clock = new ManualClock(SIM_START);
-        const store = new FileDomainClock(dir, { clock });
-        const [b] = managers(clock, store);
-        await b.manager.addRequestsBatched(
-            [0, 1, 2, 3].map((i) => ({ url: `https://${SIM_HOST}/${i}` })),
-            { waitForAllRequestsToBeAdded: true },
-        );
-        const first = (await b.manager.fetchNextRequest())!;
-        clock.advance(20);
-        await answer(b.manager, first, 200);
-        // Another process cut the pace to 1 req/s: followed on the way out of the next request.
-        store.shareRate(SIM_HOST, 1, clock.now());
-        clock.advance(100);
-        const second = (await b.manager.fetchNextRequest())!;
-        expect(rateOf(b.manager)!.rate).toBe(1);
-        clock.advance(20);
-        await answer(b.manager, second, 200);
-        clock.advance(1_500);
-        const third = (await b.manager.fetchNextRequest())!;
-        clock.advance(1_500);
-        // Meanwhile it raised the pace to 2 req/s, followed here when the slow answer comes; and it
-        // sent a request: the shared clock opens in 50 ms.
-        store.shareRate(SIM_HOST, 2, clock.now());
-        store.extend(SIM_HOST, { nextAt: clock.now() + 50 });
-        const opensAt = clock.now() + 50;
-        await answer(b.manager, third, 200);
-        expect(rateOf(b.manager)!.rate).toBe(2);
-        // Held for an interval of the new pace from now, it would wait until 500 ms from now.
-        expect(await nextReadyAt(b.manager)).toBeLessThanOrEqual(opensAt);
-        clock.set(opensAt);
-        const fourth = await b.manager.fetchNextRequest();
-        expect(fourth).not.toBeNull();
-        await answer(b.manager, fourth!, 200);
-    });
-
     test('a rate shared long ago (an earlier crawl, a file that outlived it) is not followed', async () => {
         const clock = new ManualClock(SIM_START);
         const store = new FileDomainClock(dir, { clock });
