@@ -66,7 +66,8 @@ export class DeliveryPoints {
      * The best delivery rate (requests per second) over spans of at least `minSpanMs` up to `now`. A
      * bucket of at most `burst` tokens wastes the refill of a wait beyond what fills it, so that much of
      * each point's wait is left out (at the rate counted without the wait). It is exact when the pace
-     * asked for since its point never fell below it and the wait changes the reading by less than `agree`.
+     * asked for since its point stayed clearly above it (beyond `agree`: answers about as fast as the
+     * pace asked are the pace's, not the site's) and the wait changes the reading by less than `agree`.
      */
     sample(now: number, answered: number, minSpanMs: number, agree: number, burst: number): DeliverySample | undefined {
         let best: DeliverySample | undefined;
@@ -77,7 +78,7 @@ export class DeliveryPoints {
             const upper = (since * 1000) / Math.max(span - p.waitMs, minSpanMs);
             const fillMs = upper > 0 ? (burst * 1000) / upper : Number.POSITIVE_INFINITY;
             const rate = (since * 1000) / Math.max(span - Math.max(0, p.waitMs - fillMs), minSpanMs);
-            const exact = p.minPace >= upper && (since * 1000) / span >= upper * agree;
+            const exact = p.minPace * agree >= upper && (since * 1000) / span >= upper * agree;
             const lower = (since * 1000) / span;
             if (best === undefined || rate > best.rate) best = { rate, upper: Math.max(rate, upper), lower, exact };
         }
