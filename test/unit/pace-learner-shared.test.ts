@@ -125,4 +125,44 @@ describe('a process sharing the pace with others', () => {
         learner.onTrigger(now, POLICY, 1_000, true, 1);
         expect(learner.rate).toBeCloseTo(4 * 0.95, 6);
     });
+    test('a first bound taken from another process’s refusal, reached without one here, is dropped', () => {
+        // Another process was refused at 8 and cut the shared pace to 4. All four send at the pace; the
+        // site takes anything. At 0.95 × 8 a quiet window says that bound was not the site's: doubling
+        // resumes (held under it, the pace would wait 30 s and 200 requests for a relaxing).
+        const learner = new PaceLearner();
+        learner.follow(T0, POLICY, 8);
+        learner.follow(T0, POLICY, 4);
+        expect(learner.unsafeRate).toBe(8);
+        let at = T0;
+        for (let sent = 0; at < T0 + 20_000 && learner.rate <= 8; sent++) {
+            at += 1000 / learner.rate;
+            sendOneOfFour(learner, at, sent);
+        }
+        expect(learner.rate).toBeGreaterThan(8);
+        expect(learner.unsafeRate).toBe(Number.POSITIVE_INFINITY);
+    });
+
+    test('a smaller raise made elsewhere, after a larger one here, is no refusal: no bound here', () => {
+        // The shared pace is 4 under a bound of 8; this process's quiet window raised it further, and
+        // before that was shared, another's raised it less, from the same 4 (a later offer, followed).
+        const learner = new PaceLearner();
+        learner.follow(T0, POLICY, 8);
+        learner.follow(T0, POLICY, 4);
+        let now = T0;
+        while (learner.rate <= 4.5 && now < T0 + 20_000) {
+            now += 1_000;
+            learner.noteOthers(now, 3, 3);
+            learner.onDispatch(now, POLICY, 10, 1);
+            learner.onAnswer(now + LATENCY_MS, now);
+        }
+        const raisedHere = learner.rate;
+        expect(raisedHere).toBeGreaterThan(4.5);
+        learner.follow(now + 100, POLICY, 4.4, 4);
+        expect(learner.rate).toBe(4.4);
+        // Taken as a refusal, the pace raised here would be the bound: stuck under it until relaxed.
+        expect(learner.unsafeRate).toBe(8);
+        // A move under the common pace is still a cut elsewhere.
+        learner.follow(now + 200, POLICY, 3.5, 4.4);
+        expect(learner.unsafeRate).toBe(4.4);
+    });
 });

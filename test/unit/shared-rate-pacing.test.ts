@@ -130,6 +130,11 @@ describe('following the pace another process set', () => {
         await manager.reclaimRequest(request);
     };
     const rateOf = (manager: ThrottlingRequestManager) => manager.snapshot().find((s) => s.domain === SIM_HOST)?.rampup;
+    /** The pacer itself (the snapshot holds a copy), to set a pace its own window would have raised. */
+    const livePacer = (manager: ThrottlingRequestManager) =>
+        (manager as unknown as { parts: { states: { read(k: string): DomainState | undefined } } }).parts.states.read(
+            SIM_HOST,
+        )!.rampupState as PaceLearner;
 
     /** A is answered twice, then refused (Retry-After: 1): its pacer learns a pace and shares it. */
     async function refuseA(clock: ManualClock, a: ThrottlingRequestManager) {
@@ -162,6 +167,50 @@ describe('following the pace another process set', () => {
         await answer(b.manager, sent, 200);
         // Its next request waits one interval of that pace, not none (it was armed unpaced).
         expect(await nextReadyAt(b.manager)).toBeGreaterThanOrEqual(sentAt + 1000 / learned - 1);
+    });
+
+    // A raise from 1 to 2 req/s there; or one that came after this process's own window had raised its
+    // pace to 3 (not yet shared): from the pace both last shared, a smaller raise, not a refusal.
+    test.each([
+        ['a raise another process made', undefined],
+        ['a raise another process made, smaller than one made here meanwhile,', 3],
+    ])('%s does not hold the next dispatch here: it goes when the shared clock opens', async (_, raisedHere) => {
+        const clock = new ManualClock(SIM_START);
+        const store = new FileDomainClock(dir, { clock });
+        const [b] = managers(clock, store);
+        await b.manager.addRequestsBatched(
+            [0, 1, 2, 3].map((i) => ({ url: `https://${SIM_HOST}/${i}` })),
+            { waitForAllRequestsToBeAdded: true },
+        );
+        const first = (await b.manager.fetchNextRequest())!;
+        clock.advance(20);
+        await answer(b.manager, first, 200);
+        // Another process cut the pace to 1 req/s: followed on the way out of the next request.
+        store.shareRate(SIM_HOST, 1, clock.now());
+        clock.advance(100);
+        const second = (await b.manager.fetchNextRequest())!;
+        expect(rateOf(b.manager)!.rate).toBe(1);
+        clock.advance(20);
+        await answer(b.manager, second, 200);
+        clock.advance(1_500);
+        const third = (await b.manager.fetchNextRequest())!;
+        clock.advance(1_500);
+        if (raisedHere) livePacer(b.manager).rate = raisedHere;
+        // Meanwhile it raised the pace to 2 req/s, followed here when the slow answer comes; and it
+        // sent a request: the shared clock opens in 50 ms.
+        store.shareRate(SIM_HOST, 2, clock.now());
+        store.extend(SIM_HOST, { nextAt: clock.now() + 50 });
+        const opensAt = clock.now() + 50;
+        await answer(b.manager, third, 200);
+        expect(rateOf(b.manager)!.rate).toBe(2);
+        // Taken as a refusal there, the pace asked here would be the refused bound.
+        if (raisedHere) expect(rateOf(b.manager)!.unsafeRate).toBeGreaterThan(raisedHere);
+        // Held for an interval of the new pace from now, it would wait until 500 ms from now.
+        expect(await nextReadyAt(b.manager)).toBeLessThanOrEqual(opensAt);
+        clock.set(opensAt);
+        const fourth = await b.manager.fetchNextRequest();
+        expect(fourth).not.toBeNull();
+        await answer(b.manager, fourth!, 200);
     });
 
     test('a rate shared long ago (an earlier crawl, a file that outlived it) is not followed', async () => {

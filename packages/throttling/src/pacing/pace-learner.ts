@@ -104,6 +104,8 @@ export class PaceLearner implements AdaptiveData {
     private readonly lockout = new Lockout();
     // When the first request went out (-1: none yet): the first run is measured from it.
     private firstDispatchAt = -1;
+    // The refused bound is one refusal of a doubling pace, or another process's: unconfirmed.
+    private tentativeBound = false;
 
     /** `initialRate`: a pace to start from instead of unpaced (Infinity). */
     constructor(initialRate = Number.POSITIVE_INFINITY) {
@@ -331,6 +333,9 @@ export class PaceLearner implements AdaptiveData {
         const settled = sample?.exact === true || (this.heldRate > 0 && this.heldRate < refused);
         this.heldRate = 0;
         this.setPace(now, estimate, settled ? Math.min(refused, estimate / PACE_GAIN) : refused);
+        // One refusal of twice a quiet pace, with no delivery to say the site held it: perhaps two
+        // requests that arrived bunched, not the pace.
+        this.tentativeBound = doubling && !settled;
         // On trial only when cut under what the site delivered: a bucket then stops refusing.
         const judged = share < MAX_BACKGROUND_SHARE && sample !== undefined && this.rate <= sample.rate;
         const sure = sample !== undefined && this.rate <= sample.lower;
@@ -340,6 +345,7 @@ export class PaceLearner implements AdaptiveData {
     /** Paces just under `measured`, with `refused` (a pace the site refused or queued at) as the bound. */
     private setPace(now: number, measured: number, refused: number): void {
         this.unsafeRate = Math.min(this.unsafeRate, Math.max(measured, refused));
+        this.tentativeBound = false;
         this.safeRate = clamp(Math.min(measured, refused) * PACE_GAIN, this.policy);
         this.rate = this.safeRate;
         this.points.notePace(this.rate);
@@ -426,7 +432,13 @@ export class PaceLearner implements AdaptiveData {
                 Math.min(this.unsafeRate * PACE_GAIN, this.rate + (this.unsafeRate - this.rate) * PROBE_STEP),
                 this.policy,
             );
-        else if (this.heldRate > 0 || (now - this.boundAt >= PERIOD_MS && this.sinceBound >= RELAX_DISPATCHES)) {
+        else if (this.tentativeBound) {
+            // An unconfirmed bound reached without a refusal was not the site's: doubling resumes (as TCP
+            // undoes a cut made for a loss found spurious). A real one is met again, refused in probing.
+            this.tentativeBound = false;
+            this.unsafeRate = Number.POSITIVE_INFINITY;
+            this.rate = clamp(this.rate * 2, this.policy);
+        } else if (this.heldRate > 0 || (now - this.boundAt >= PERIOD_MS && this.sinceBound >= RELAX_DISPATCHES)) {
             // Rarely: the site may have got faster, or its limit changed. A relaxed bound reached without
             // a refusal was wrong: relax again until one comes (then the pace goes back to the held one).
             this.heldRate ||= this.rate;
@@ -468,20 +480,24 @@ export class PaceLearner implements AdaptiveData {
     /**
      * Another process sharing this scope's pace set it to `rate`; this one follows. A lower pace was a
      * refusal there: the pace asked for here becomes the refused bound. A higher one was a quiet window
-     * there: the pace asked for here lived through it too.
+     * there: the pace asked for here lived through it too. `common`: the pace both last shared (0:
+     * none); one at or above it, though under the pace asked for here, was a smaller raise there after
+     * a quiet window at it, not a refusal.
      */
-    follow(now: number, policy: RampupPolicy, rate: number): void {
+    follow(now: number, policy: RampupPolicy, rate: number, common = 0): void {
         this.policy = policy;
         const asked = this.rate;
         const next = clamp(rate, policy);
         // The window ends here: what it proved still stands for the next cut.
         this.proveWindow(now);
         this.startWindow(now);
-        if (next >= asked) {
-            // The other process raised it after a quiet window at the pace asked for here: as if here.
-            if (Number.isFinite(asked)) {
-                this.safeRate = Math.max(this.safeRate, asked);
-                this.quietRate = asked;
+        if (next >= asked || (common > 0 && next >= common)) {
+            // The other process raised it after a quiet window at the pace asked for here (or at the
+            // common one, where it raised less than this one did meanwhile): as if here.
+            const lived = next >= asked ? asked : common;
+            if (Number.isFinite(lived)) {
+                this.safeRate = Math.max(this.safeRate, lived);
+                this.quietRate = lived;
             }
             this.rate = next;
             return;
@@ -490,6 +506,8 @@ export class PaceLearner implements AdaptiveData {
         if (!Number.isFinite(asked)) this.burstSeen = Math.min(this.burstSeen, Math.max(1, this.answered));
         this.rate = next;
         this.safeRate = next;
+        // A first bound learned from another process's refusal is unconfirmed here, as one's own in doubling.
+        this.tentativeBound = !Number.isFinite(this.unsafeRate) && Number.isFinite(asked);
         this.unsafeRate = Math.min(this.unsafeRate, asked);
         this.boundAt = now;
         this.sinceBound = 0;
