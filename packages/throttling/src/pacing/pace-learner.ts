@@ -482,9 +482,9 @@ export class PaceLearner implements AdaptiveData {
      * refusal there: the pace asked for here becomes the refused bound. A higher one was a quiet window
      * there: the pace asked for here lived through it too. `common`: the pace both last shared (0:
      * none); one at or above it, though under the pace asked for here, was a smaller raise there after
-     * a quiet window at it, not a refusal.
+     * a quiet window at it, not a refusal. Answers whether the move was a cut (a refusal there).
      */
-    follow(now: number, policy: RampupPolicy, rate: number, common = 0): void {
+    follow(now: number, policy: RampupPolicy, rate: number, common = 0): boolean {
         this.policy = policy;
         const asked = this.rate;
         const next = clamp(rate, policy);
@@ -500,7 +500,7 @@ export class PaceLearner implements AdaptiveData {
                 this.quietRate = lived;
             }
             this.rate = next;
-            return;
+            return false;
         }
         // Unpaced until now: the first signal was another process's, after the answers counted so far.
         if (!Number.isFinite(asked)) this.burstSeen = Math.min(this.burstSeen, Math.max(1, this.answered));
@@ -512,6 +512,7 @@ export class PaceLearner implements AdaptiveData {
         this.boundAt = now;
         this.sinceBound = 0;
         this.points.add(now, this.answered, this.rate, 0);
+        return true;
     }
 
     toJSON(): AdaptiveData {

@@ -254,14 +254,14 @@ export class SharedRateSync {
 
     private follow(key: string, share: KeyShare, pacer: PaceLearner, rate: SharedRate, now: number): void {
         share.rateAt = rate.at;
-        const before = pacer.rate;
-        // The pace both last shared: a move to it or above is a raise there, even under a raise made here.
-        const common = share.rate;
-        if (rate.rate !== pacer.rate) pacer.follow(now, this.options.router.policyOf(key).rampup!, rate.rate, common);
+        // Told the pace both last shared: a move to it or above is a raise there, even under one made here.
+        const cut =
+            rate.rate !== pacer.rate &&
+            pacer.follow(now, this.options.router.policyOf(key).rampup!, rate.rate, share.rate);
         share.rate = pacer.rate;
         // A raise: the shared clock already spaces the next dispatch from the last one. Held here for
         // an interval from now, every process that follows would miss the slot when it opens.
-        if (!(pacer.rate < before) || (common > 0 && pacer.rate >= common)) return;
+        if (!cut) return;
         // A cut: the next dispatch was armed at the faster pace just left; it waits one interval of
         // the new one, as after a refusal here.
         const later = this.options.states.update(key, (s) => s.holdDispatchUntil(now + pacer.delayMs()));
