@@ -288,6 +288,12 @@ describe('limits that change mid-crawl', () => {
         const end = list[list.length - 1].at - t0;
         // Found again by relaxing the refused bound (67 % of the raised limit in the last 10 s measured).
         expect(rateIn(Math.min(160_000, end - 10_000), end)).toBeGreaterThanOrEqual(0.6 * 8);
+        // And held: a relaxed bound's probe refused is the pace's doing. Read as a share refused whatever
+        // the pace, it left the pace running away above the limit, 7 refusals and more every 10 s.
+        const refusedIn = (fromMs: number, toMs: number) =>
+            list.filter((a) => a.refused && a.at - t0 >= fromMs && a.at - t0 < toMs).length;
+        const spans = Array.from({ length: Math.floor((end - 110_000) / 10_000) }, (_, i) => 110_000 + i * 10_000);
+        expect(Math.max(...spans.map((from) => refusedIn(from, from + 10_000)))).toBeLessThanOrEqual(2);
     });
 });
 

@@ -41,8 +41,9 @@ export const MEASURING_WAIT_MS = 2_000;
 /** What a refusal without a server-given wait is read as at the first refusal (as `Retry-After: 1`). */
 export const BARE_REFUSAL_MS = 1_000;
 /**
- * Fewer requests than this waiting in the scope: no probing above a refused pace (the few left would
- * not gain the time a probe's refusal costs).
+ * Fewer requests than this waiting in the scope: no probing above a refused pace. A short crawl's
+ * refusals are few by the goal (at most 2 a site), and a probe's would be one of them; with more
+ * left, a probe is sent only where it gains more time than its refusal costs (`probeWorthIt`).
  */
 export const MIN_BACKLOG_TO_PROBE = 15;
 /** A refused share that kept this much of itself after a cut did not fall because of it. */

@@ -104,6 +104,8 @@ export class PaceLearner implements AdaptiveData {
     private readonly lockout = new Lockout();
     // When the first request went out (-1: none yet): the first run is measured from it.
     private firstDispatchAt = -1;
+    // The wait the last refusal imposed (the site's, or the backoff's), ms: what a refused probe costs.
+    private refusalWaitMs = BARE_REFUSAL_MS;
     // The refused bound is one refusal of a doubling pace, or another process's: unconfirmed.
     private tentativeBound = false;
 
@@ -192,6 +194,7 @@ export class PaceLearner implements AdaptiveData {
         this.dispatchedAtRefusal = this.dispatched;
         const runMs = this.refusedAt < 0 ? 0 : now - this.refusedAt;
         this.refusedAt = now;
+        this.refusalWaitMs = Math.max(waitMs, 1);
         if (serverGiven) this.memoryMs = Math.min(PERIOD_MS, Math.max(this.memoryMs, waitMs));
         // Refused with others in flight, more than a quiet window had: a concurrency cap would refuse
         // beyond those. Within what a quiet window had it cannot be a cap's.
@@ -215,7 +218,12 @@ export class PaceLearner implements AdaptiveData {
             // Refused at a pace a quiet window proved, only with more in flight than one proved: the
             // slots' doing (now capped below them), not the pace's. Both raised: both step back.
             emptyBucket = false;
-        } else if (this.trial.follows(now, 1 / run, this.rate, this.dispatched, (b) => Object.assign(this, b))) {
+        } else if (
+            // A relaxed bound's probe refused above the pace held for a period follows the pace, whatever
+            // share of requests the site refuses otherwise.
+            (this.heldRate > 0 && this.rate > this.heldRate) ||
+            this.trial.follows(now, 1 / run, this.rate, this.dispatched, (b) => Object.assign(this, b))
+        ) {
             this.cut(now, 1 / run, runMs);
         } else emptyBucket = false;
         // A refusal that does not follow the pace leaves the window as it was: it may still prove the
@@ -427,25 +435,49 @@ export class PaceLearner implements AdaptiveData {
         if (!Number.isFinite(this.unsafeRate)) this.rate = clamp(this.rate * 2, this.policy);
         // A cut on trial holds until judged; a few requests left would not gain what a probe costs.
         else if (this.trial.open || this.siteBacklog < MIN_BACKLOG_TO_PROBE) return;
-        else if (this.rate < this.unsafeRate * PACE_GAIN)
-            this.rate = clamp(
-                Math.min(this.unsafeRate * PACE_GAIN, this.rate + (this.unsafeRate - this.rate) * PROBE_STEP),
-                this.policy,
-            );
-        else if (this.tentativeBound) {
+        else if (this.rate < this.unsafeRate * PACE_GAIN) {
+            const next = Math.min(this.unsafeRate * PACE_GAIN, this.rate + (this.unsafeRate - this.rate) * PROBE_STEP);
+            if (this.tentativeBound || this.probeWorthIt(now, next)) this.rate = clamp(next, this.policy);
+            // Short of the bound for good (no step is worth it): relaxed after a period as at the bound.
+            else if (this.relaxDue(now)) this.relax(now);
+        } else if (this.tentativeBound) {
             // An unconfirmed bound reached without a refusal was not the site's: doubling resumes (as TCP
             // undoes a cut made for a loss found spurious). A real one is met again, refused in probing.
             this.tentativeBound = false;
             this.unsafeRate = Number.POSITIVE_INFINITY;
             this.rate = clamp(this.rate * 2, this.policy);
-        } else if (this.heldRate > 0 || (now - this.boundAt >= PERIOD_MS && this.sinceBound >= RELAX_DISPATCHES)) {
-            // Rarely: the site may have got faster, or its limit changed. A relaxed bound reached without
-            // a refusal was wrong: relax again until one comes (then the pace goes back to the held one).
-            this.heldRate ||= this.rate;
-            this.unsafeRate *= 1 + PROBE_STEP;
-            this.boundAt = now;
-            this.sinceBound = 0;
-        }
+        } else if (this.heldRate > 0 || this.relaxDue(now)) this.relax(now);
+    }
+
+    /** A period and `RELAX_DISPATCHES` requests since the refused bound last moved. */
+    private relaxDue(now: number): boolean {
+        return now - this.boundAt >= PERIOD_MS && this.sinceBound >= RELAX_DISPATCHES;
+    }
+
+    /** Moves the refused bound up a step. */
+    private relax(now: number): void {
+        // Rarely: the site may have got faster, or its limit changed. A relaxed bound reached without
+        // a refusal was wrong: relax again until one comes (then the pace goes back to the held one).
+        this.heldRate ||= this.rate;
+        this.unsafeRate *= 1 + PROBE_STEP;
+        this.boundAt = now;
+        this.sinceBound = 0;
+    }
+
+    /**
+     * Whether stepping the pace up to `next` at `now` gains more than it risks. With the site's rate
+     * anywhere between the pace and the refused one, the step is refused as often as it covers of that
+     * bracket; then the site's wait is lost, and the requests left go at the cut, just under what the
+     * pace delivered, for as long as the climb back takes (as long as this one took). Otherwise they go
+     * that much faster. A step near the bound late in a crawl is not worth it.
+     */
+    private probeWorthIt(now: number, next: number): boolean {
+        const refusedOdds = (next - this.rate) / (this.unsafeRate - this.rate);
+        const leftSecs = this.siteBacklog / this.rate;
+        const savedSecs = leftSecs * (1 - this.rate / next);
+        const climbSecs = Math.min(leftSecs, (now - this.boundAt) / 1000);
+        const lostSecs = this.refusalWaitMs / 1000 + climbSecs * (1 / PACE_GAIN - 1);
+        return (1 - refusedOdds) * savedSecs > refusedOdds * lostSecs;
     }
 
     private startWindow(now: number): void {
