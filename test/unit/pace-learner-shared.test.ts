@@ -166,3 +166,34 @@ describe('a process sharing the pace with others', () => {
         expect(learner.unsafeRate).toBe(4.4);
     });
 });
+
+describe('a cut followed from another process', () => {
+    /**
+     * Another process was refused at 8 req/s and cut the shared pace to 4; every process then waited the
+     * second that refusal imposed (not told here). This one sends at 4 req/s for 2 s and is refused.
+     */
+    function refusedAfterFollowedCut(): { learner: PaceLearner; refusedAt: number } {
+        const learner = new PaceLearner();
+        learner.onDispatch(T0, POLICY, 100, 1);
+        learner.onAnswer(T0 + LATENCY_MS, T0);
+        learner.follow(T0 + 100, POLICY, 8);
+        learner.follow(T0 + 200, POLICY, 4);
+        let now = T0 + 1_200;
+        for (let i = 0; i < 8; i++, now += 250) {
+            learner.onDispatch(now, POLICY, 100, 1);
+            learner.onAnswer(now + LATENCY_MS, now);
+        }
+        learner.onDispatch(now, POLICY, 100, 1);
+        const refusedAt = learner.rate;
+        learner.onTrigger(now, POLICY, 1_000, true, 1);
+        return { learner, refusedAt };
+    }
+
+    test('is no point to read the site’s rate exactly from: the wait it held everyone for is not known here', () => {
+        // The answers since the followed cut, its unknown wait included, read 4 req/s where the pace asked
+        // 5. Taken as exact, that set the bound at 4.2 and ended probing: the pace refused is all that is known.
+        const { learner, refusedAt } = refusedAfterFollowedCut();
+        expect(refusedAt).toBeGreaterThan(3);
+        expect(learner.unsafeRate).toBe(refusedAt);
+    });
+});

@@ -543,7 +543,9 @@ export class PaceLearner implements AdaptiveData {
         this.unsafeRate = Math.min(this.unsafeRate, asked);
         this.boundAt = now;
         this.sinceBound = 0;
-        this.points.add(now, this.answered, this.rate, 0);
+        // The refusal there came a little earlier, and the wait it imposed on every process is not told
+        // here: what is delivered since reads low, and is never taken as the site's rate exactly.
+        this.points.add(now, this.answered, 0, 0);
         return true;
     }
 
