@@ -57,19 +57,31 @@ describe('what accepted requests prove of the rate', () => {
     test('the last windows together prove it from every process’s answers over their length', () => {
         const proof = new RateProof();
         // Each window alone: 4 answers in 1 s, one of them perhaps the burst: 3 req/s.
-        proof.addWindow(4, 1_000, 0, 1);
+        proof.addWindow(4, 1_000, 0, 1, 1_000);
         expect(proof.rate).toBeCloseTo(3, 6);
         // Three such windows together: 11 of 12 answers over 3 s.
-        proof.addWindow(4, 1_000, 0, 1);
-        proof.addWindow(4, 1_000, 0, 1);
+        proof.addWindow(4, 1_000, 0, 1, 1_000);
+        proof.addWindow(4, 1_000, 0, 1, 1_000);
         expect(proof.rate).toBeCloseTo(11 / 3, 6);
         // What a window's own sends proved stands too, and a refusal spends it all.
-        proof.addWindow(1, 1_000, 4.85, 1);
+        proof.addWindow(1, 1_000, 4.85, 1, 1_000);
         expect(proof.rate).toBeCloseTo(4.85, 6);
         proof.reset();
         expect(proof.rate).toBe(0);
-        proof.addWindow(4, 1_000, 0, 4);
+        proof.addWindow(4, 1_000, 0, 4, 1_000);
         expect(proof.rate).toBe(0);
+    });
+
+    test('a span shorter than a window proves nothing: other processes’ answers arrive in tallies', () => {
+        // Another process's move closed a window 100 ms after it opened, as a tally of 3 answers (sent
+        // over the second before) came in: taken over the 100 ms, a bucket of burst 1 refilling 20 req/s.
+        // A cut kept that above the pace refused in a 4-process B7 (d) trace, and was refused again.
+        const proof = new RateProof();
+        proof.addWindow(3, 100, 0, 1, 1_000);
+        expect(proof.rate).toBe(0);
+        // Over a window's length with the one before, the same answers prove what the span held.
+        proof.addWindow(4, 900, 0, 1, 1_000);
+        expect(proof.rate).toBeCloseTo(6 / 1.0, 6);
     });
 });
 

@@ -394,8 +394,10 @@ export class PaceLearner implements AdaptiveData {
     /** What the window's accepted requests proved of the rate, kept for the next cut (not after a refusal). */
     private proveWindow(now: number): void {
         if (this.window.refused || this.window.lengthAt(now) <= 0) return;
-        const own = this.times.windowProvenRate(this.burstSeen);
-        this.proof.addWindow(this.window.answers, this.window.lengthAt(now), own, this.burstSeen);
+        // Two requests prove as much as the gap between them arrived at, which jitter moves either way.
+        const own = this.times.windowCount >= MIN_WINDOW_ANSWERS ? this.times.windowProvenRate(this.burstSeen) : 0;
+        const { windowMs } = this.policy;
+        this.proof.addWindow(this.window.answers, this.window.lengthAt(now), own, this.burstSeen, windowMs);
     }
 
     /**

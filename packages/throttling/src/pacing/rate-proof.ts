@@ -39,9 +39,11 @@ export class RateProof {
 
     /**
      * A window closed without a refusal: `answers` accepted in `lengthMs`, its own requests proving
-     * `ownRate`; `burst`: the most tokens the bucket can have held at a span's start.
+     * `ownRate`; `burst`: the most tokens the bucket can have held at a span's start. Spans shorter
+     * than `minSpanMs` prove nothing: the other processes' answers reach a window a tally late, and a
+     * window another process's move cut short may hold a tally's worth of them in a few milliseconds.
      */
-    addWindow(answers: number, lengthMs: number, ownRate: number, burst: number): void {
+    addWindow(answers: number, lengthMs: number, ownRate: number, burst: number, minSpanMs: number): void {
         if (this.windows.length === KEPT_WINDOWS) this.windows.shift();
         this.windows.push({ answers, lengthMs });
         let best = Math.max(this.best, ownRate);
@@ -50,7 +52,7 @@ export class RateProof {
         for (let i = this.windows.length - 1; i >= 0; i--) {
             sum += this.windows[i].answers;
             ms += this.windows[i].lengthMs;
-            best = Math.max(best, provenRate(sum, burst, ms));
+            if (ms >= minSpanMs) best = Math.max(best, provenRate(sum, burst, ms));
         }
         this.best = best;
     }
