@@ -32,6 +32,7 @@ import { SlotKnee } from './slot-knee';
 import { Lockout } from './lockout';
 import { MeasuringWindow } from './measuring-window';
 import { RateProof } from './rate-proof';
+import { RefusedBound } from './refused-bound';
 import type { LockoutReading } from './lockout';
 import {
     BARE_REFUSAL_MS,
@@ -44,8 +45,6 @@ import {
     MIN_WINDOW_ANSWERS,
     PACE_GAIN,
     PERIOD_MS,
-    PROBE_STEP,
-    RELAX_DISPATCHES,
 } from './pace-learner-constants';
 
 export class PaceLearner implements AdaptiveData {
@@ -54,8 +53,6 @@ export class PaceLearner implements AdaptiveData {
     rate: number;
     /** The pace learned to be safe: the last quiet or estimated one; 0 while unknown. */
     safeRate = 0;
-    /** The lowest pace refused (or queued at) since the last relaxing; Infinity when none. */
-    unsafeRate = Number.POSITIVE_INFINITY;
     /** Slots on top of one. */
     extraConcurrency = 0;
     /** The slots of the last window that saw no queue (persisted; a resumed crawl starts there). */
@@ -77,18 +74,15 @@ export class PaceLearner implements AdaptiveData {
     // Accepted answers in all (other processes' included), and when the first came.
     private answered = 0;
     private firstAnswerAt = -1;
-    // Dispatches in all, at the last refusal, and since the refused bound last moved.
+    // Dispatches in all, and at the last refusal.
     private dispatched = 0;
     private dispatchedAtRefusal = 0;
     // When the last refusal came (-1: none yet): the run since it is what a cut then answers.
     private refusedAt = -1;
-    private sinceBound = 0;
-    // When the refused bound last moved (relaxed after a period).
-    private boundAt = 0;
-    // The last quiet pace, and the pace held before the refused bound was last relaxed (a period
-    // without refusal proved it): estimates a cut does not fall below while they are under the refused pace.
+    // The lowest pace refused, and how quiet windows probe up to it.
+    private readonly bound = new RefusedBound();
+    // The last quiet pace: a cut does not fall below it while the pace doubles and it is under the refused one.
     private quietRate = 0;
-    private heldRate = 0;
     // What accepted requests proved of the rate since the last refusal: a cut does not fall below it.
     private readonly proof = new RateProof();
     // Answers before the first signal of the unpaced start: at least the site's burst (Infinity: unknown).
@@ -104,14 +98,19 @@ export class PaceLearner implements AdaptiveData {
     private readonly lockout = new Lockout();
     // When the first request went out (-1: none yet): the first run is measured from it.
     private firstDispatchAt = -1;
-    // The wait the last refusal imposed (the site's, or the backoff's), ms: what a refused probe costs.
-    private refusalWaitMs = BARE_REFUSAL_MS;
-    // The refused bound is one refusal of a doubling pace, or another process's: unconfirmed.
-    private tentativeBound = false;
 
     /** `initialRate`: a pace to start from instead of unpaced (Infinity). */
     constructor(initialRate = Number.POSITIVE_INFINITY) {
         this.rate = initialRate;
+    }
+
+    /** The lowest pace refused (or queued at) since the last relaxing; Infinity when none. */
+    get unsafeRate(): number {
+        return this.bound.rate;
+    }
+
+    set unsafeRate(rate: number) {
+        this.bound.rate = rate;
     }
 
     /** The delay between dispatches asked for, ms (0 while unpaced). */
@@ -153,7 +152,7 @@ export class PaceLearner implements AdaptiveData {
         this.backlog = backlog;
         this.dispatched += 1;
         this.ownDispatched += 1;
-        this.sinceBound += 1;
+        this.bound.noteDispatches(1);
         if (this.firstDispatchAt < 0) this.firstDispatchAt = now;
         if (this.window.start < 0) this.startWindow(now);
         this.window.dispatches += 1;
@@ -166,7 +165,7 @@ export class PaceLearner implements AdaptiveData {
         if (this.dispatched > this.dispatchedAtRefusal) this.dispatched -= 1;
         if (this.ownDispatched > 0) this.ownDispatched -= 1;
         this.window.undoDispatch();
-        if (this.sinceBound > 0) this.sinceBound -= 1;
+        this.bound.noteDispatches(-1);
     }
 
     /**
@@ -194,7 +193,7 @@ export class PaceLearner implements AdaptiveData {
         this.dispatchedAtRefusal = this.dispatched;
         const runMs = this.refusedAt < 0 ? 0 : now - this.refusedAt;
         this.refusedAt = now;
-        this.refusalWaitMs = Math.max(waitMs, 1);
+        this.bound.noteRefusal(waitMs);
         if (serverGiven) this.memoryMs = Math.min(PERIOD_MS, Math.max(this.memoryMs, waitMs));
         // Refused with others in flight, more than a quiet window had: a concurrency cap would refuse
         // beyond those. Within what a quiet window had it cannot be a cap's.
@@ -221,7 +220,7 @@ export class PaceLearner implements AdaptiveData {
         } else if (
             // A relaxed bound's probe refused above the pace held for a period follows the pace, whatever
             // share of requests the site refuses otherwise.
-            (this.heldRate > 0 && this.rate > this.heldRate) ||
+            (this.bound.heldRate > 0 && this.rate > this.bound.heldRate) ||
             this.trial.follows(now, 1 / run, this.rate, this.dispatched, (b) => Object.assign(this, b))
         ) {
             this.cut(now, 1 / run, runMs);
@@ -327,8 +326,9 @@ export class PaceLearner implements AdaptiveData {
         // The delivery sample is a lower bound on the rate (a full bucket wastes its refill); a pace that
         // lived through a quiet window clearly below the refused one is one too, unless a burst hid it.
         // Slow start refused: back to the last pace that lived through a quiet window (half the refused one).
-        const doubling = !Number.isFinite(this.unsafeRate);
-        const proven = [doubling ? this.quietRate : 0, this.heldRate].filter((r) => r < refused * PACE_GAIN);
+        const doubling = !this.bound.known;
+        const { heldRate } = this.bound;
+        const proven = [doubling ? this.quietRate : 0, heldRate].filter((r) => r < refused * PACE_GAIN);
         const quiet = Math.max(0, ...proven);
         const delivered = this.trial.deeper ? sample?.lower : sample?.rate;
         const reading = Math.max(Math.min(delivered ?? 0, refused), quiet) || refused / 2;
@@ -338,12 +338,12 @@ export class PaceLearner implements AdaptiveData {
         // Asked faster than it delivered all along since the bucket was last empty (that is its rate), or
         // a relaxed bound's probe refused above a pace held for a period: the bound sits just above the
         // estimate, with no probing up to the pace refused until the next relaxing.
-        const settled = sample?.exact === true || (this.heldRate > 0 && this.heldRate < refused);
-        this.heldRate = 0;
+        const settled = sample?.exact === true || (heldRate > 0 && heldRate < refused);
+        this.bound.heldRate = 0;
         this.setPace(now, estimate, settled ? Math.min(refused, estimate / PACE_GAIN) : refused);
         // One refusal of twice a quiet pace, with no delivery to say the site held it: perhaps two
         // requests that arrived bunched, not the pace.
-        this.tentativeBound = doubling && !settled;
+        this.bound.tentative = doubling && !settled;
         // On trial only when cut under what the site delivered: a bucket then stops refusing.
         const judged = share < MAX_BACKGROUND_SHARE && sample !== undefined && this.rate <= sample.rate;
         const sure = sample !== undefined && this.rate <= sample.lower;
@@ -352,13 +352,10 @@ export class PaceLearner implements AdaptiveData {
 
     /** Paces just under `measured`, with `refused` (a pace the site refused or queued at) as the bound. */
     private setPace(now: number, measured: number, refused: number): void {
-        this.unsafeRate = Math.min(this.unsafeRate, Math.max(measured, refused));
-        this.tentativeBound = false;
+        this.bound.lower(now, Math.max(measured, refused));
         this.safeRate = clamp(Math.min(measured, refused) * PACE_GAIN, this.policy);
         this.rate = this.safeRate;
         this.points.notePace(this.rate);
-        this.boundAt = now;
-        this.sinceBound = 0;
     }
 
     /** The slots where only latency grew, or a refusal came: back below them, not probed for a period. */
@@ -434,52 +431,13 @@ export class PaceLearner implements AdaptiveData {
 
     /** A quiet window proved the pace: double it before any refusal, else step towards the refused bound. */
     private raiseOnQuiet(now: number): void {
-        if (!Number.isFinite(this.unsafeRate)) this.rate = clamp(this.rate * 2, this.policy);
+        if (!this.bound.known) this.rate = clamp(this.rate * 2, this.policy);
         // A cut on trial holds until judged; a few requests left would not gain what a probe costs.
         else if (this.trial.open || this.siteBacklog < MIN_BACKLOG_TO_PROBE) return;
-        else if (this.rate < this.unsafeRate * PACE_GAIN) {
-            const next = Math.min(this.unsafeRate * PACE_GAIN, this.rate + (this.unsafeRate - this.rate) * PROBE_STEP);
-            if (this.tentativeBound || this.probeWorthIt(now, next)) this.rate = clamp(next, this.policy);
-            // Short of the bound for good (no step is worth it): relaxed after a period as at the bound.
-            else if (this.relaxDue(now)) this.relax(now);
-        } else if (this.tentativeBound) {
-            // An unconfirmed bound reached without a refusal was not the site's: doubling resumes (as TCP
-            // undoes a cut made for a loss found spurious). A real one is met again, refused in probing.
-            this.tentativeBound = false;
-            this.unsafeRate = Number.POSITIVE_INFINITY;
-            this.rate = clamp(this.rate * 2, this.policy);
-        } else if (this.heldRate > 0 || this.relaxDue(now)) this.relax(now);
-    }
-
-    /** A period and `RELAX_DISPATCHES` requests since the refused bound last moved. */
-    private relaxDue(now: number): boolean {
-        return now - this.boundAt >= PERIOD_MS && this.sinceBound >= RELAX_DISPATCHES;
-    }
-
-    /** Moves the refused bound up a step. */
-    private relax(now: number): void {
-        // Rarely: the site may have got faster, or its limit changed. A relaxed bound reached without
-        // a refusal was wrong: relax again until one comes (then the pace goes back to the held one).
-        this.heldRate ||= this.rate;
-        this.unsafeRate *= 1 + PROBE_STEP;
-        this.boundAt = now;
-        this.sinceBound = 0;
-    }
-
-    /**
-     * Whether stepping the pace up to `next` at `now` gains more than it risks. With the site's rate
-     * anywhere between the pace and the refused one, the step is refused as often as it covers of that
-     * bracket; then the site's wait is lost, and the requests left go at the cut, just under what the
-     * pace delivered, for as long as the climb back takes (as long as this one took). Otherwise they go
-     * that much faster. A step near the bound late in a crawl is not worth it.
-     */
-    private probeWorthIt(now: number, next: number): boolean {
-        const refusedOdds = (next - this.rate) / (this.unsafeRate - this.rate);
-        const leftSecs = this.siteBacklog / this.rate;
-        const savedSecs = leftSecs * (1 - this.rate / next);
-        const climbSecs = Math.min(leftSecs, (now - this.boundAt) / 1000);
-        const lostSecs = this.refusalWaitMs / 1000 + climbSecs * (1 / PACE_GAIN - 1);
-        return (1 - refusedOdds) * savedSecs > refusedOdds * lostSecs;
+        else {
+            const next = this.bound.raise(now, this.rate, this.siteBacklog);
+            if (next !== undefined) this.rate = clamp(next, this.policy);
+        }
     }
 
     private startWindow(now: number): void {
@@ -504,7 +462,7 @@ export class PaceLearner implements AdaptiveData {
         if (answers > 0 && this.answered === 0) this.firstAnswerAt = now;
         this.answered += answers;
         this.dispatched += dispatches;
-        this.sinceBound += dispatches;
+        this.bound.noteDispatches(dispatches);
         if (this.window.start >= 0) {
             this.window.dispatches += dispatches;
             this.window.answers += answers;
@@ -541,10 +499,7 @@ export class PaceLearner implements AdaptiveData {
         this.rate = next;
         this.safeRate = next;
         // A first bound learned from another process's refusal is unconfirmed here, as one's own in doubling.
-        this.tentativeBound = !Number.isFinite(this.unsafeRate) && Number.isFinite(asked);
-        this.unsafeRate = Math.min(this.unsafeRate, asked);
-        this.boundAt = now;
-        this.sinceBound = 0;
+        this.bound.lower(now, asked, !this.bound.known && Number.isFinite(asked));
         // The refusal there came a little earlier, and the wait it imposed on every process is not told
         // here: what is delivered since reads low, and is never taken as the site's rate exactly.
         this.points.add(now, this.answered, 0, 0);
