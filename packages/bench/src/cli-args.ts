@@ -16,7 +16,8 @@ B7 and B8 run only when asked for (--only B7,B8): they spawn crawler processes a
   --mixes FIRST,COUNT | report | tuning
                   B5: draw COUNT mixes from seed FIRST, or a named set: report (3000,27, the
                   default), tuning (4000,27: tune on these, report on the others); quick 2000,9
-  --out PATH      markdown file (default docs/benchmarks.md; relative to the repo root)
+  --out PATH      markdown file, relative to the repo root (default docs/benchmarks.md, or with
+                  --only bench-results/benchmarks-<ids>.md, so a partial run leaves the report whole)
   --help          this text`;
 
 export function parseBenchArgs(argv: string[]): BenchmarkOptions & { help: boolean } {

@@ -153,9 +153,14 @@ export function benchmarkSizes(quick: boolean, broad = false) {
     };
 }
 
-/** Resolves `out` against the repo root (not the current directory). */
-export function resolveOut(out: string | undefined): string {
-    const path = out ?? 'docs/benchmarks.md';
+/**
+ * Where the report goes: `out` resolved against the repo root (not the current directory), or by
+ * default docs/benchmarks.md for a run of the default scenarios. A run of chosen ones (`only`) holds
+ * only their sections, so it defaults to bench-results/benchmarks-<ids>.md: written over
+ * docs/benchmarks.md, it dropped every other section there (each is pasted from its own command).
+ */
+export function resolveOut(out: string | undefined, only?: readonly string[]): string {
+    const path = out ?? (only ? `bench-results/benchmarks-${only.join('-')}.md` : 'docs/benchmarks.md');
     return isAbsolute(path) ? path : resolve(REPO_ROOT, path);
 }
 
@@ -221,7 +226,7 @@ export async function runBenchmarks(options: BenchmarkOptions = {}): Promise<Ben
         ...(typeof options.mixes === 'object' ? [`--mixes ${options.mixes.firstSeed},${options.mixes.count}`] : []),
     ].join(' ');
     const markdown = `${[header(env, quick, only, command), ...sections].join('\n\n')}\n`;
-    const outPath = resolveOut(options.out);
+    const outPath = resolveOut(options.out, options.only);
     await mkdir(dirname(outPath), { recursive: true });
     await writeFile(outPath, markdown);
     progress(`Wrote ${outPath}`);
