@@ -43,7 +43,7 @@ export const BARE_REFUSAL_MS = 1_000;
 /**
  * Fewer requests than this waiting in the scope: no probing above a refused pace. A short crawl's
  * refusals are few by the goal (at most 2 a site), and a probe's would be one of them; with more
- * left, a probe is sent only where it gains more time than its refusal costs (`probeWorthIt`).
+ * left, a probe is sent only where it gains more time than its refusal costs (`RefusedBound.worthProbing`).
  */
 export const MIN_BACKLOG_TO_PROBE = 15;
 /** A refused share that kept this much of itself after a cut did not fall because of it. */

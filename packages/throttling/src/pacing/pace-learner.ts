@@ -220,7 +220,7 @@ export class PaceLearner implements AdaptiveData {
         } else if (
             // A relaxed bound's probe refused above the pace held for a period follows the pace, whatever
             // share of requests the site refuses otherwise.
-            (this.bound.heldRate > 0 && this.rate > this.bound.heldRate) ||
+            this.bound.isRelaxedProbe(this.rate) ||
             this.trial.follows(now, 1 / run, this.rate, this.dispatched, (b) => Object.assign(this, b))
         ) {
             this.cut(now, 1 / run, runMs);

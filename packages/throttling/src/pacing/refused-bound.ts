@@ -32,6 +32,11 @@ export class RefusedBound {
         return Number.isFinite(this.rate);
     }
 
+    /** Whether `pace` is a relaxed bound's probe: above the pace held before the relaxing. */
+    isRelaxedProbe(pace: number): boolean {
+        return this.heldRate > 0 && pace > this.heldRate;
+    }
+
     /** `count` requests went out (a negative count: ones counted did not go out after all). */
     noteDispatches(count: number): void {
         this.sinceMoved = Math.max(0, this.sinceMoved + count);
