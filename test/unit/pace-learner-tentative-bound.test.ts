@@ -41,12 +41,14 @@ function crawl(requests: number, forceAbove: number, rateAfter: (forcedAt: numbe
     for (let i = 0; i < requests; i++) {
         tokens = Math.min(1, tokens + ((now - filledAt) * rate) / 1000);
         filledAt = now;
+        // The pace this request was spaced at: a window its dispatch closes raises the pace for the next.
+        const sentAt = learner.rate;
+        const doubling = Number.isFinite(sentAt) && !Number.isFinite(learner.unsafeRate);
         learner.onDispatch(now, POLICY, 1_000, 1);
-        const doubling = Number.isFinite(learner.rate) && !Number.isFinite(learner.unsafeRate);
-        const force = forcedAtMs < 0 && doubling && learner.rate >= forceAbove;
+        const force = forcedAtMs < 0 && doubling && sentAt >= forceAbove;
         if (force) {
             forcedAtMs = now;
-            forcedAt = learner.rate;
+            forcedAt = sentAt;
             rate = rateAfter(forcedAt);
             tokens = 0;
         }

@@ -19,7 +19,7 @@ export class MeasuringWindow {
     // Time the backoff held the scope for refusals that do not follow the pace: the pace could not send then.
     private heldMs = 0;
 
-    /** A new window from `now`. */
+    /** A new window from `now` (a refusal's window starts when its wait ends). */
     begin(now: number): void {
         this.start = now;
         this.dispatches = 0;
@@ -27,6 +27,16 @@ export class MeasuringWindow {
         this.refused = false;
         this.slotBound = false;
         this.heldMs = 0;
+    }
+
+    /**
+     * Requests sent and accepted answers at `now`, counted only once it has started: a window may start
+     * when a refusal's wait ends, and answers during the wait are to requests sent before it.
+     */
+    count(now: number, dispatches: number, answers: number): void {
+        if (this.start < 0 || now < this.start) return;
+        this.dispatches += dispatches;
+        this.answers += answers;
     }
 
     /** A dispatch counted in it did not go out after all. */

@@ -98,6 +98,9 @@ export class PaceLearner implements AdaptiveData {
     private readonly lockout = new Lockout();
     // When the first request went out (-1: none yet): the first run is measured from it.
     private firstDispatchAt = -1;
+    // The pace before the last raise, and the dispatches then: refused with none sent since, a request
+    // went out at that pace, not the raised one.
+    private raisedFrom = { rate: Number.POSITIVE_INFINITY, dispatched: -1 };
 
     /** `initialRate`: a pace to start from instead of unpaced (Infinity). */
     constructor(initialRate = Number.POSITIVE_INFINITY) {
@@ -155,7 +158,7 @@ export class PaceLearner implements AdaptiveData {
         this.bound.noteDispatches(1);
         if (this.firstDispatchAt < 0) this.firstDispatchAt = now;
         if (this.window.start < 0) this.startWindow(now);
-        this.window.dispatches += 1;
+        this.window.count(now, 1, 0);
         this.knee.noteInFlight(inFlight);
         this.maybeCloseWindow(now);
     }
@@ -175,7 +178,7 @@ export class PaceLearner implements AdaptiveData {
     onAnswer(now = 0, sentAt?: number): void {
         if (this.answered === 0) this.firstAnswerAt = now;
         this.answered += 1;
-        this.window.answers += 1;
+        this.window.count(now, 0, 1);
         if (sentAt === undefined) return;
         this.points.answeredBefore(sentAt);
         this.afterLockout(now, this.lockout.end(sentAt, this.siteBacklog));
@@ -189,6 +192,7 @@ export class PaceLearner implements AdaptiveData {
      */
     onTrigger(now: number, policy: RampupPolicy, waitMs = 0, serverGiven = true, inFlight = 0): void {
         this.policy = policy;
+        if (this.dispatched === this.raisedFrom.dispatched) this.rate = Math.min(this.rate, this.raisedFrom.rate);
         const run = Math.max(1, this.dispatched - this.dispatchedAtRefusal);
         this.dispatchedAtRefusal = this.dispatched;
         const runMs = this.refusedAt < 0 ? 0 : now - this.refusedAt;
@@ -234,8 +238,9 @@ export class PaceLearner implements AdaptiveData {
         this.proof.reset();
         this.points.add(now, this.answered, this.rate, waitMs);
         if (!retry) this.lockout.begin(this.points.last(), last?.at ?? this.firstDispatchAt, last?.answered ?? 0);
-        this.startWindow(now);
-        this.window.refused = true;
+        // The wait holds every request: the next window starts when it ends, and proves the new pace.
+        this.startWindow(now + waitMs);
+        this.window.refused = retry;
     }
 
     /**
@@ -431,6 +436,7 @@ export class PaceLearner implements AdaptiveData {
 
     /** A quiet window proved the pace: double it before any refusal, else step towards the refused bound. */
     private raiseOnQuiet(now: number): void {
+        this.raisedFrom = { rate: this.rate, dispatched: this.dispatched };
         if (!this.bound.known) this.rate = clamp(this.rate * 2, this.policy);
         // A cut on trial holds until judged; a few requests left would not gain what a probe costs.
         else if (this.trial.open || this.siteBacklog < MIN_BACKLOG_TO_PROBE) return;
@@ -463,10 +469,7 @@ export class PaceLearner implements AdaptiveData {
         this.answered += answers;
         this.dispatched += dispatches;
         this.bound.noteDispatches(dispatches);
-        if (this.window.start >= 0) {
-            this.window.dispatches += dispatches;
-            this.window.answers += answers;
-        }
+        this.window.count(now, dispatches, answers);
     }
 
     /**
