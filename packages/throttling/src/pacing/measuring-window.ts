@@ -12,7 +12,7 @@ export class MeasuringWindow {
     dispatches = 0;
     /** Accepted answers that came in it (other processes' included). */
     answers = 0;
-    /** A refusal set the pace in it: it proves nothing. */
+    /** A refused retry began it (a lockout, the pace unchanged): it proves nothing. */
     refused = false;
     /** The scope had work and a clock allowing it, but every slot was busy. */
     slotBound = false;

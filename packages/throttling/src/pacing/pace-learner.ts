@@ -238,7 +238,8 @@ export class PaceLearner implements AdaptiveData {
         this.proof.reset();
         this.points.add(now, this.answered, this.rate, waitMs);
         if (!retry) this.lockout.begin(this.points.last(), last?.at ?? this.firstDispatchAt, last?.answered ?? 0);
-        // The wait holds every request: the next window starts when it ends, and proves the new pace.
+        // The wait holds every request: the next window starts when it ends, and proves the new pace
+        // (a refused retry's, within a lockout, proves nothing).
         this.startWindow(now + waitMs);
         this.window.refused = retry;
     }
