@@ -1,61 +1,33 @@
 /**
  * What a refusal's wait does to the learner's windows, and which pace a refusal is judged at. The
- * learner is driven directly on a manual timeline (epoch ms) against a token bucket written out here:
- * one slot, each request answered after `LATENCY_MS`, a refusal at once with `Retry-After: 1`, and the
- * wait before the next request.
+ * learner is driven directly on a manual timeline (epoch ms), against a burst-1 token bucket
+ * (test/helpers/burst-one-crawl.ts; answers after `LATENCY_MS`) or by hand.
  */
 import { PaceLearner } from '../../packages/throttling/src/pacing/pace-learner';
 import { MeasuringWindow } from '../../packages/throttling/src/pacing/measuring-window';
 import { RAMPUP_DEFAULTS } from '../../packages/throttling/src/pacing/rampup-policy';
+import { BUCKET_T0 as T0, crawlBurstOne } from '../helpers/burst-one-crawl';
+import type { Sent } from '../helpers/burst-one-crawl';
 
 const POLICY = RAMPUP_DEFAULTS;
-const T0 = 1_780_000_000_000;
 const LATENCY_MS = 5;
 const WAIT_MS = 1_000;
 
-interface Crawl {
-    /** When the pace first reached 4 req/s, ms from the first request. */
-    fourAtMs: number;
-    refusals: number;
-}
-
-/** `pages` requests, one at a time, to a burst-1 bucket of 5 req/s, the learner told nothing. */
-function crawl(pages: number): Crawl {
-    const learner = new PaceLearner();
-    const rate = 5;
-    let tokens = 1;
-    let filledAt = T0;
-    let now = T0;
-    let fourAtMs = Number.POSITIVE_INFINITY;
-    let refusals = 0;
-    for (let done = 0; done < pages;) {
-        tokens = Math.min(1, tokens + ((now - filledAt) * rate) / 1000);
-        filledAt = now;
-        learner.onDispatch(now, POLICY, pages - done, 1);
-        if (tokens >= 1) {
-            tokens -= 1;
-            done += 1;
-            learner.onAnswer(now + LATENCY_MS, now);
-            now = Math.max(now + LATENCY_MS, now + learner.delayMs());
-        } else {
-            refusals += 1;
-            learner.onTrigger(now, POLICY, WAIT_MS, true, 1);
-            now += WAIT_MS + learner.delayMs();
-        }
-        if (learner.rate >= 4 && Number.isFinite(learner.rate)) fourAtMs = Math.min(fourAtMs, now - T0);
-    }
-    return { fourAtMs, refusals };
+/** From the first request to the first sent at 4 req/s or more, ms. */
+function fourAtMs(sent: Sent[]): number {
+    const fast = sent.find((s) => Number.isFinite(s.pace) && s.pace >= 4);
+    return fast ? fast.at - sent[0].at : Number.POSITIVE_INFINITY;
 }
 
 describe('after a refusal', () => {
     test('the next window starts when the wait ends, and proves the new pace', () => {
         // Two requests sent together at first contact: the second is refused and the pace is a guess of
         // 1 req/s. A window that began at the refusal held the wait and counted for nothing: 4 req/s came
-        // 7.75 s in. Climbing sooner, a probe near the bound is worth its refusal with more pages left:
-        // here one more is sent and refused (4 in all, 3 before), and the 80 pages take 25.0 s (24.7).
-        const r = crawl(80);
-        expect(r.fourAtMs).toBeLessThanOrEqual(6_000);
-        expect(r.refusals).toBeLessThanOrEqual(4);
+        // 6.5 s in (4.3 s now), with 3 refusals. Climbing sooner, a probe near the bound is worth its
+        // refusal with more pages left: with the wait followed by an interval, one more was refused.
+        const sent = crawlBurstOne(80, { rate: 5, latencyMs: LATENCY_MS, waitMs: WAIT_MS });
+        expect(fourAtMs(sent)).toBeLessThanOrEqual(6_000);
+        expect(sent.filter((s) => s.refused).length).toBeLessThanOrEqual(4);
     });
 
     test('answers that come during the wait are to requests sent before it, not the next window’s', () => {

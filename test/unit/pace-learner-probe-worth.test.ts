@@ -1,50 +1,21 @@
 /**
  * A probe above the pace is worth its refusal only while the requests left gain more time from it than
  * the site's wait costs when it is refused. The learner is driven on a manual timeline against a
- * burst-1 token bucket written out here (one slot, answers after `LATENCY_MS`, a refusal at once with
- * `Retry-After: 1`), and told how many requests are left at each dispatch, as the manager tells it.
+ * burst-1 token bucket (test/helpers/burst-one-crawl.ts; answers after `LATENCY_MS`).
  */
 import { PaceLearner } from '../../packages/throttling/src/pacing/pace-learner';
 import { RAMPUP_DEFAULTS } from '../../packages/throttling/src/pacing/rampup-policy';
+import { BUCKET_T0 as T0, crawlBurstOne } from '../helpers/burst-one-crawl';
+import type { Sent } from '../helpers/burst-one-crawl';
 
 const POLICY = RAMPUP_DEFAULTS;
-const T0 = 1_780_000_000_000;
 const LATENCY_MS = 30;
 const WAIT_MS = 1_000;
 const RATE = 5;
 
-interface Sent {
-    at: number;
-    refused: boolean;
-    /** The pace in force when it was sent. */
-    pace: number;
-}
-
 /** `requests` pages of a 5 req/s burst-1 bucket, each retried after a refusal until accepted. */
 function crawl(requests: number): Sent[] {
-    const learner = new PaceLearner();
-    let tokens = 1;
-    let filledAt = T0;
-    let now = T0;
-    const sent: Sent[] = [];
-    for (let left = requests; left > 0;) {
-        tokens = Math.min(1, tokens + ((now - filledAt) * RATE) / 1000);
-        filledAt = now;
-        learner.onDispatch(now, POLICY, left - 1, 1);
-        const pace = learner.rate;
-        if (tokens >= 1) {
-            tokens -= 1;
-            left -= 1;
-            sent.push({ at: now, refused: false, pace });
-            learner.onAnswer(now + LATENCY_MS, now);
-            now = Math.max(now + LATENCY_MS, now + learner.delayMs());
-        } else {
-            sent.push({ at: now, refused: true, pace });
-            learner.onTrigger(now, POLICY, WAIT_MS, true, 1);
-            now += WAIT_MS;
-        }
-    }
-    return sent;
+    return crawlBurstOne(requests, { rate: RATE, latencyMs: LATENCY_MS, waitMs: WAIT_MS });
 }
 
 /** Accepted requests per second over the second half of the crawl's time, as B7 reads a steady pace. */
