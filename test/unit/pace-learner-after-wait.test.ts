@@ -59,3 +59,29 @@ describe('after a refusal', () => {
         expect(learner.rate).toBeLessThan(2);
     });
 });
+
+describe('after an announced empty quota', () => {
+    test('the next window starts at the reset, and proves the pace learned from the quota', () => {
+        // Five requests sent together; the fifth answer announces 0 left and a reset in 2 s. The crawl is
+        // held until the reset and the pace is what got through over it (about 2.4 req/s). A window that
+        // began at the announcement held those 2 s, was judged not full at the third request after the
+        // reset, and the pace rose only a window after that.
+        const learner = new PaceLearner();
+        for (let i = 0; i < 5; i++) learner.onDispatch(T0 + i * 10, POLICY, 100, 1);
+        for (let i = 0; i < 5; i++) learner.onAnswer(T0 + 45 + i, T0 + i * 10);
+        const announcedAt = T0 + 50;
+        learner.onExhausted(announcedAt, POLICY, 2_000);
+        const learned = learner.rate;
+        expect(learned).toBeGreaterThan(2);
+        expect(learned).toBeLessThan(3);
+        const reset = announcedAt + 2_000;
+        let raisedAt = Number.POSITIVE_INFINITY;
+        for (let now = reset; now < reset + 10_000 && !(raisedAt < now); now += learner.delayMs()) {
+            learner.onDispatch(now, POLICY, 100, 1);
+            learner.onAnswer(now + LATENCY_MS, now);
+            if (learner.rate > learned) raisedAt = now;
+        }
+        // A window (1 s) and the interval of the dispatch that closes it.
+        expect(raisedAt - reset).toBeLessThanOrEqual(POLICY.windowMs + 1_000 / learned);
+    });
+});

@@ -270,7 +270,8 @@ export class PaceLearner implements AdaptiveData {
         if (!Number.isFinite(this.rate)) this.learnFirst(now, waitMs);
         else if (sample !== undefined && sample.rate < this.rate * PACE_GAIN) this.setPace(now, sample.rate, this.rate);
         this.points.add(now, this.answered, this.rate, waitMs);
-        this.startWindow(now);
+        // The scope is held until the reset: the next window starts then, as after a refusal's wait.
+        this.startWindow(now + waitMs);
     }
 
     /**
