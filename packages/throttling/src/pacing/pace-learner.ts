@@ -28,7 +28,7 @@ import { clamp } from './rate-values';
 import { adaptiveData, parseAdaptiveData } from './adaptive-data';
 import type { AdaptiveData } from './adaptive-data';
 import { CutTrial } from './cut-trial';
-import { SlotKnee } from './slot-knee';
+import { LearnedSlots } from './learned-slots';
 import { Lockout } from './lockout';
 import { MeasuringWindow } from './measuring-window';
 import { RateProof } from './rate-proof';
@@ -53,12 +53,8 @@ export class PaceLearner implements AdaptiveData {
     rate: number;
     /** The pace learned to be safe: the last quiet or estimated one; 0 while unknown. */
     safeRate = 0;
-    /** Slots on top of one. */
-    extraConcurrency = 0;
-    /** The slots of the last window that saw no queue (persisted; a resumed crawl starts there). */
-    safeExtraConcurrency = 0;
-    // The knee of the slots, and what quiet windows proved below it.
-    private readonly knee = new SlotKnee();
+    // How many requests may be in flight: learned from queueing, refusals and announced quotas.
+    private readonly slots = new LearnedSlots();
     // Response times: the least one (unloaded) and this window's.
     private readonly times = new ResponseTimes(PERIOD_MS);
     // Points where the bucket was known empty, to measure the delivery rate from.
@@ -87,8 +83,6 @@ export class PaceLearner implements AdaptiveData {
     private readonly proof = new RateProof();
     // Answers before the first signal of the unpaced start: at least the site's burst (Infinity: unknown).
     private burstSeen = Number.POSITIVE_INFINITY;
-    // Requests the site last announced left in its quota (RateLimit headers); Infinity: none announced.
-    private quotaLeft = Number.POSITIVE_INFINITY;
     // The last cut, judged by the refusals after it (refusals that come whatever the pace do not cut).
     private readonly trial = new CutTrial();
     // The longest wait the site named after a refusal (up to a period): a limiter that remembers this
@@ -105,6 +99,29 @@ export class PaceLearner implements AdaptiveData {
     /** `initialRate`: a pace to start from instead of unpaced (Infinity). */
     constructor(initialRate = Number.POSITIVE_INFINITY) {
         this.rate = initialRate;
+    }
+
+    /** Slots on top of one. */
+    get extraConcurrency(): number {
+        return this.slots.extra;
+    }
+
+    set extraConcurrency(n: number) {
+        this.slots.extra = n;
+    }
+
+    /** The slots of the last window that saw no queue (persisted; a resumed crawl starts there). */
+    get safeExtraConcurrency(): number {
+        return this.slots.safeExtra;
+    }
+
+    set safeExtraConcurrency(n: number) {
+        this.slots.safeExtra = n;
+    }
+
+    /** Slots on top of one in force now: the learned ones, within the quota the site last announced. */
+    get allowedExtraConcurrency(): number {
+        return this.slots.allowedExtra;
     }
 
     /** The lowest pace refused (or queued at) since the last relaxing; Infinity when none. */
@@ -138,14 +155,6 @@ export class PaceLearner implements AdaptiveData {
         return this.ownDispatched > 0 ? (this.backlog * this.dispatched) / this.ownDispatched : this.backlog;
     }
 
-    private get slots(): number {
-        return 1 + this.extraConcurrency;
-    }
-
-    private set slots(n: number) {
-        this.extraConcurrency = Math.max(0, Math.min(this.policy.maxConcurrency, Math.round(n)) - 1);
-    }
-
     /**
      * A request went out at `now`; `backlog`: requests of the scope still waiting; `inFlight`: its
      * requests in flight, this one included.
@@ -159,7 +168,7 @@ export class PaceLearner implements AdaptiveData {
         if (this.firstDispatchAt < 0) this.firstDispatchAt = now;
         if (this.window.start < 0) this.startWindow(now);
         this.window.count(now, 1, 0);
-        this.knee.noteInFlight(inFlight);
+        this.slots.noteInFlight(inFlight);
         this.maybeCloseWindow(now);
     }
 
@@ -200,10 +209,8 @@ export class PaceLearner implements AdaptiveData {
         this.bound.noteRefusal(waitMs);
         if (serverGiven) this.memoryMs = Math.min(PERIOD_MS, Math.max(this.memoryMs, waitMs));
         // Refused with others in flight, more than a quiet window had: a concurrency cap would refuse
-        // beyond those. Within what a quiet window had it cannot be a cap's.
-        const beyondProven = this.knee.isBeyondProven(inFlight);
-        // Unsure only where two requests sent together were refused: a burst-1 bucket does that too.
-        this.capSlotsAt(now, inFlight, !Number.isFinite(this.rate) && this.knee.provedOneSlot);
+        // beyond those (the slots come down below them). Within what a quiet window had it cannot be a cap's.
+        const beyondProven = this.slots.onRefusal(now, inFlight, !Number.isFinite(this.rate), policy.maxConcurrency);
         const last = this.points.last();
         let emptyBucket = true;
         // Refused before any answer, or with no answer since the last refusal and nothing else sent since
@@ -215,7 +222,7 @@ export class PaceLearner implements AdaptiveData {
             this.lockout.retried(now, MEASURING_WAIT_MS);
         } else if (!Number.isFinite(this.rate)) {
             // Beyond the proven slots, what they delivered in a quiet window still stands.
-            const floor = beyondProven ? this.knee.provenDelivered * PACE_GAIN : 0;
+            const floor = beyondProven ? this.slots.provenDelivered * PACE_GAIN : 0;
             this.learnFirst(now, serverGiven ? waitMs : 0, floor, true);
         } else if (beyondProven && this.rate <= this.safeRate) {
             // Refused at a pace a quiet window proved, only with more in flight than one proved: the
@@ -251,12 +258,7 @@ export class PaceLearner implements AdaptiveData {
      * the cap's own count in flight.
      */
     onRefusedInBackoff(now: number, inFlight: number): void {
-        this.capSlotsAt(now, inFlight, this.knee.isUnsure);
-    }
-
-    /** A refusal with `inFlight` in flight beyond the proven slots, within the slots: a cap below them. */
-    private capSlotsAt(now: number, inFlight: number, unsure: boolean): void {
-        if (this.knee.isBeyondProven(inFlight) && inFlight <= this.slots) this.markKnee(now, inFlight - 1, unsure);
+        this.slots.onRefusedInBackoff(now, inFlight, this.policy.maxConcurrency);
     }
 
     /**
@@ -280,12 +282,7 @@ export class PaceLearner implements AdaptiveData {
      * next announcement (a new window's) lifts the cap.
      */
     onQuotaLeft(remaining: number): void {
-        if (remaining > 0) this.quotaLeft = remaining;
-    }
-
-    /** Slots on top of one in force now: the learned ones, within the quota the site last announced. */
-    get allowedExtraConcurrency(): number {
-        return Math.min(this.extraConcurrency, Math.max(0, this.quotaLeft - 1));
+        this.slots.onQuotaLeft(remaining);
     }
 
     /**
@@ -365,12 +362,6 @@ export class PaceLearner implements AdaptiveData {
         this.points.notePace(this.rate);
     }
 
-    /** The slots where only latency grew, or a refusal came: back below them, not probed for a period. */
-    private markKnee(now: number, safeSlots: number, unsure = false): void {
-        this.knee.mark(now, safeSlots, unsure);
-        this.slots = Math.min(this.slots, safeSlots);
-    }
-
     private maybeCloseWindow(now: number): void {
         const answers = this.times.windowCount;
         if (!this.window.canJudge(now, Math.max(this.policy.windowMs, this.memoryMs), answers)) return;
@@ -378,9 +369,9 @@ export class PaceLearner implements AdaptiveData {
         const least = Math.max(this.times.minMs, JITTER_FLOOR_MS);
         const queued = median > least * LATENCY_TOLERANCE;
         this.proveWindow(now);
-        if (queued && this.slots > 1) {
+        if (queued && this.slots.count > 1) {
             // A queue at the site: shrink to the slots its unloaded time would keep busy (Gradient2).
-            this.markKnee(now, Math.max(1, Math.floor((this.slots * least) / median)));
+            this.slots.shrinkToQueue(now, least, median, this.policy.maxConcurrency);
         } else if (queued && this.window.slotBound) {
             // A queue at one slot that held the scope back (the pace would have sent more): a limiter
             // that delays rather than refuses. Pace under what it delivered. Latency that grew while
@@ -417,12 +408,9 @@ export class PaceLearner implements AdaptiveData {
 
     /** A window without a queue or a refusal: grow the slots while they hold the scope back, else the pace. */
     private onQuietWindow(now: number): void {
-        this.safeExtraConcurrency = this.extraConcurrency;
-        this.knee.onQuiet(now, (this.times.windowCount * 1000) / Math.max(1, this.window.lengthAt(now)));
-        if (this.window.slotBound && this.slots < this.policy.maxConcurrency) {
-            this.slots = this.knee.grow(this.slots, Number.isFinite(this.rate));
-            return;
-        }
+        const delivered = (this.times.windowCount * 1000) / Math.max(1, this.window.lengthAt(now));
+        const paced = Number.isFinite(this.rate);
+        if (this.slots.onQuiet(now, delivered, this.window.slotBound, paced, this.policy.maxConcurrency)) return;
         if (this.rate < this.safeRate) {
             // A drain ended: the queue is gone, the pace learned safe holds again.
             this.rate = this.safeRate;
@@ -450,7 +438,7 @@ export class PaceLearner implements AdaptiveData {
 
     private startWindow(now: number): void {
         this.window.begin(now);
-        this.knee.newWindow();
+        this.slots.newWindow();
         this.times.newWindow();
     }
 

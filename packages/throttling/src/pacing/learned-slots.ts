@@ -1,0 +1,98 @@
+/**
+ * The slots of one scope's pace learner: how many requests it may have in flight. They grow while
+ * every slot is busy and the site shows no queue, shrink to what a queue says the site keeps busy
+ * (Gradient2), stop below the requests a concurrency cap refused, and stay within the quota a site
+ * last announced. `max` is the policy's slot cap, passed with each change (the policy may change).
+ * docs/rampup.md explains the model; times are epoch ms.
+ */
+import { SlotKnee } from './slot-knee';
+
+export class LearnedSlots {
+    /** Slots on top of one. */
+    extra = 0;
+    /** The slots of the last window that saw no queue (persisted; a resumed crawl starts there). */
+    safeExtra = 0;
+    // Where the slots stop paying, and what quiet windows proved below it.
+    private readonly knee = new SlotKnee();
+    // Requests the site last announced left in its quota (RateLimit headers); Infinity: none announced.
+    private quotaLeft = Number.POSITIVE_INFINITY;
+
+    /** The slots learned, one included. */
+    get count(): number {
+        return 1 + this.extra;
+    }
+
+    /** Slots on top of one in force now: the learned ones, within the quota the site last announced. */
+    get allowedExtra(): number {
+        return Math.min(this.extra, Math.max(0, this.quotaLeft - 1));
+    }
+
+    /** What the proven slots delivered in a quiet window, answers a second (0 before one). */
+    get provenDelivered(): number {
+        return this.knee.provenDelivered;
+    }
+
+    /** A dispatch of the current window went out with `inFlight` in flight, itself included. */
+    noteInFlight(inFlight: number): void {
+        this.knee.noteInFlight(inFlight);
+    }
+
+    /** A new measuring window starts. */
+    newWindow(): void {
+        this.knee.newWindow();
+    }
+
+    /**
+     * A refusal that started a backoff, with `inFlight` in flight (the refused one included). Answers
+     * whether more were in flight than a quiet window had: then a concurrency cap may have refused it,
+     * and the slots come down below those in flight. Unpaced with one slot proved, the cap is unsure:
+     * two requests sent together are refused by a burst-1 bucket too.
+     */
+    onRefusal(now: number, inFlight: number, unpaced: boolean, max: number): boolean {
+        const beyondProven = this.knee.isBeyondProven(inFlight);
+        this.capAt(now, inFlight, unpaced && this.knee.provedOneSlot, max);
+        return beyondProven;
+    }
+
+    /** A refusal inside a backoff another one started: the slots come down below those in flight, as at the first. */
+    onRefusedInBackoff(now: number, inFlight: number, max: number): void {
+        this.capAt(now, inFlight, this.knee.isUnsure, max);
+    }
+
+    /** A window's median of `medianMs` against the unloaded `leastMs`: a queue; shrink to the slots it keeps busy. */
+    shrinkToQueue(now: number, leastMs: number, medianMs: number, max: number): void {
+        this.markKnee(now, Math.max(1, Math.floor((this.count * leastMs) / medianMs)), false, max);
+    }
+
+    /**
+     * A window without a queue or a refusal, delivering `answersPerSecond`: its slots are safe. When
+     * they held the scope back (`slotBound`) and can grow, they do, and true is answered.
+     */
+    onQuiet(now: number, answersPerSecond: number, slotBound: boolean, paced: boolean, max: number): boolean {
+        this.safeExtra = this.extra;
+        this.knee.onQuiet(now, answersPerSecond);
+        if (!slotBound || this.count >= max) return false;
+        this.setCount(this.knee.grow(this.count, paced), max);
+        return true;
+    }
+
+    /** The site announced `remaining` requests left in its quota: no more slots than that until the next. */
+    onQuotaLeft(remaining: number): void {
+        if (remaining > 0) this.quotaLeft = remaining;
+    }
+
+    /** A refusal with `inFlight` in flight beyond the proven slots, within the slots: a cap below them. */
+    private capAt(now: number, inFlight: number, unsure: boolean, max: number): void {
+        if (this.knee.isBeyondProven(inFlight) && inFlight <= this.count) this.markKnee(now, inFlight - 1, unsure, max);
+    }
+
+    /** The slots where only latency grew, or a refusal came: back below them, not probed for a period. */
+    private markKnee(now: number, safeSlots: number, unsure: boolean, max: number): void {
+        this.knee.mark(now, safeSlots, unsure);
+        this.setCount(Math.min(this.count, safeSlots), max);
+    }
+
+    private setCount(n: number, max: number): void {
+        this.extra = Math.max(0, Math.min(max, Math.round(n)) - 1);
+    }
+}
