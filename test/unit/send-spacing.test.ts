@@ -1,4 +1,10 @@
-import { ManualClock, ThrottlingRequestManager } from 'crawlee-throttling';
+import { mkdtempSync, rmSync } from 'node:fs';
+import { tmpdir } from 'node:os';
+import { join } from 'node:path';
+
+import type { Request } from '@crawlee/core';
+
+import { FileDomainClock, ManualClock, RequestThrottledError, ThrottlingRequestManager } from 'crawlee-throttling';
 import { memoryConfig } from '../helpers/storage';
 import { withPort } from '../helpers/throttler-port';
 
@@ -70,5 +76,85 @@ describe('a send keeps the interval after its domain’s previous send', () => {
         const second = (await manager.fetchNextRequest())!;
         expect(port.departs({ request: first })).toBe(0);
         expect(port.departs({ request: second })).toBe(0);
+    });
+});
+
+describe('a learned pace shared one request at a time across processes (a lease until the response)', () => {
+    let dir: string;
+    beforeEach(() => {
+        dir = mkdtempSync(join(tmpdir(), 'send-spacing-lease-'));
+    });
+    afterEach(() => rmSync(dir, { recursive: true, force: true }));
+
+    /** A process with the defaults a user has (adaptive pacing, one at a time), sharing `store`. */
+    const crawlerProcess = (clock: ManualClock, store: FileDomainClock, p: number) => {
+        const { manager, port } = withPort(
+            () =>
+                new ThrottlingRequestManager(
+                    { domains: 'all', queueLayout: 'perDomain', clock, respectCrawlDelay: false, sharedClock: store },
+                    memoryConfig(),
+                ),
+        );
+        const urls = [0, 1, 2, 3, 4].map((i) => ({ url: `${HOST}/${p}/${i}` }));
+        return { manager, port, added: manager.addRequestsBatched(urls, { waitForAllRequestsToBeAdded: true }) };
+    };
+    const answer = async (manager: ThrottlingRequestManager, request: Request, status: number) => {
+        const headers = status === 429 ? { 'retry-after': '1' } : {};
+        if (status === 200) {
+            await manager.handleResponse({ request }, { statusCode: 200, headers });
+            await manager.markRequestHandled(request);
+            return;
+        }
+        expect(
+            await manager.handleResponse({ request }, { statusCode: status, headers }).catch((e) => e),
+        ).toBeInstanceOf(RequestThrottledError);
+        await manager.reclaimRequest(request);
+    };
+
+    test('the next request of any process waits an interval after the send, not after the handout', async () => {
+        const clock = new ManualClock(1_700_000_000_000);
+        const store = new FileDomainClock(dir, { clock });
+        const a = crawlerProcess(clock, store, 1);
+        const b = crawlerProcess(clock, store, 2);
+        await Promise.all([a.added, b.added]);
+        // A learns a pace: two answers, then a refusal with Retry-After: 1.
+        for (const status of [200, 200, 429]) {
+            const request = (await a.manager.fetchNextRequest())!;
+            a.port.departs({ request });
+            clock.advance(20);
+            await answer(a.manager, request, status);
+            clock.advance(100);
+        }
+        const pace = a.manager.snapshot().find((d) => d.domain === 'shop.example')!.rampup!.rate;
+        expect(Number.isFinite(pace)).toBe(true);
+        const intervalMs = 1000 / pace;
+        clock.advance(1_000);
+        /** The next request `p` hands out, asking every 5 ms. */
+        const next = async (p: { manager: ThrottlingRequestManager }) => {
+            for (;;) {
+                const request = await p.manager.fetchNextRequest();
+                if (request) return request;
+                clock.advance(5);
+            }
+        };
+        // B sends one after the wait, and takes the pace on its way out.
+        const first = await next(b);
+        b.port.departs({ request: first });
+        clock.advance(20);
+        await answer(b.manager, first, 200);
+        const request = await next(a);
+        const handoutAt = clock.now();
+        // It lags 100 ms in the crawler's hooks and the client's setup, so it reaches the site that late.
+        clock.advance(100);
+        expect(a.port.departs({ request })).toBe(0);
+        clock.advance(20);
+        await answer(a.manager, request, 200);
+        // B asks from an interval after the handout on: it must not send before an interval after the
+        // send, or the site sees its request 100 ms early. (A process held by another's lease asks the
+        // shared clock again every 100 ms.)
+        clock.set(handoutAt + intervalMs + 30);
+        await next(b);
+        expect(clock.now()).toBeGreaterThanOrEqual(handoutAt + 100 + intervalMs);
+        expect(clock.now()).toBeLessThanOrEqual(handoutAt + 100 + intervalMs + 110);
     });
 });

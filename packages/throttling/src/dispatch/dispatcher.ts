@@ -129,7 +129,7 @@ export class Dispatcher {
         if (!handout) return 0;
         const entry = handout.domain;
         const intervalMs = handout.intervalMs;
-        if (!entry || intervalMs === undefined || this.shared.holdsLease(entry)) return 0;
+        if (!entry || intervalMs === undefined || this.countsFromResponse(entry)) return 0;
         const now = this.clock.now();
         const previous = this.lastSends.get(entry);
         const holdMs = previous === undefined ? 0 : Math.max(0, previous + intervalMs - now);
@@ -145,14 +145,22 @@ export class Dispatcher {
      * it between arrivals. Counting again later only moves the clock on.
      */
     private countFromSend(handout: Handout, at = this.clock.now()): void {
-        const key = handout.domain?.key;
+        const entry = handout.domain;
         const intervalMs = handout.intervalMs;
-        // A key leased until its response (one at a time) counts its interval from the response.
-        if (key === undefined || intervalMs === undefined || (handout.domain && this.shared.holdsLease(handout.domain)))
-            return;
-        const nextAt = at + intervalMs;
-        const moved = this.states.update(key, (s) => s.holdDispatchUntil(nextAt));
-        if (moved) this.shared.publish(key);
+        if (!entry || intervalMs === undefined || this.countsFromResponse(entry)) return;
+        const moved = this.states.update(entry.key, (s) => s.holdDispatchUntil(at + intervalMs));
+        // A leased key's next dispatch reaches the other processes with the lease's end.
+        if (moved && !this.shared.holdsLease(entry)) this.shared.publish(entry.key);
+    }
+
+    /**
+     * A key leased until its response (one at a time across processes) counts its interval from the
+     * response, and the lease's end carries it to the others. A learned pace is the exception: the
+     * response re-arms only the minimums (a pace counted from the response would slow with the site's
+     * latency), so its interval counts from the send, and the lease's end carries that.
+     */
+    private countsFromResponse(entry: DomainQueue): boolean {
+        return this.shared.holdsLease(entry) && !this.router.policyOf(entry.key).rampup;
     }
 
     /**
