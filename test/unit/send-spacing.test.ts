@@ -7,6 +7,7 @@ import type { Request } from '@crawlee/core';
 import { FileDomainClock, ManualClock, RequestThrottledError, ThrottlingRequestManager } from 'crawlee-throttling';
 import { memoryConfig } from '../helpers/storage';
 import { withPort } from '../helpers/throttler-port';
+import { nextReadyAt } from '../helpers/next-ready-at';
 
 const HOST = 'https://shop.example';
 
@@ -156,5 +157,65 @@ describe('a learned pace shared one request at a time across processes (a lease 
         await next(b);
         expect(clock.now()).toBeGreaterThanOrEqual(handoutAt + 100 + intervalMs);
         expect(clock.now()).toBeLessThanOrEqual(handoutAt + 100 + intervalMs + 110);
+    });
+});
+
+describe('an answer later than the least response time, one request at a time at a learned pace', () => {
+    /** A process with the defaults a user has that learned a pace: two answers in 20 ms, then a refusal. */
+    async function learned() {
+        const clock = new ManualClock(1_700_000_000_000);
+        const manager = new ThrottlingRequestManager(
+            { domains: 'all', queueLayout: 'perDomain', clock, respectCrawlDelay: false },
+            memoryConfig(),
+        );
+        const urls = [0, 1, 2, 3, 4, 5, 6, 7].map((i) => ({ url: `${HOST}/${i}` }));
+        await manager.addRequestsBatched(urls, { waitForAllRequestsToBeAdded: true });
+        for (const status of [200, 200, 429]) {
+            const request = (await manager.fetchNextRequest())!;
+            clock.advance(20);
+            const headers = status === 429 ? { 'retry-after': '1' } : {};
+            const answered = manager.handleResponse({ request }, { statusCode: status, headers });
+            if (status === 200) {
+                await answered;
+                await manager.markRequestHandled(request);
+            } else {
+                await answered.catch(() => undefined);
+                await manager.reclaimRequest(request);
+            }
+            clock.advance(100);
+        }
+        clock.advance(1_000);
+        /** Sends the next request when it may go and answers it `responseMs` later; when it was sent, and its interval. */
+        const answerIn = async (responseMs: number) => {
+            let request = await manager.fetchNextRequest();
+            while (!request) {
+                clock.advance(5);
+                request = await manager.fetchNextRequest();
+            }
+            const sentAt = clock.now();
+            const { intervalMs } = manager.snapshot().find((d) => d.domain === 'shop.example')!;
+            clock.advance(responseMs);
+            await manager.handleResponse({ request }, { statusCode: 200, headers: {} });
+            await manager.markRequestHandled(request);
+            return { sentAt, intervalMs };
+        };
+        return { manager, answerIn };
+    }
+
+    test('by up to the jitter floor: the next request leaves an interval after where it may have arrived', async () => {
+        const { manager, answerIn } = await learned();
+        await answerIn(20);
+        // 25 ms later than the least (20 ms): it may have reached the site 25 ms after it left.
+        const { sentAt, intervalMs } = await answerIn(45);
+        expect(intervalMs).toBeGreaterThan(100);
+        expect(await nextReadyAt(manager)).toBe(sentAt + intervalMs + 25);
+    });
+
+    test('by more: the site took longer, and the interval still counts from the send', async () => {
+        const { manager, answerIn } = await learned();
+        await answerIn(20);
+        const { sentAt, intervalMs } = await answerIn(120);
+        expect(intervalMs).toBeGreaterThan(120);
+        expect(await nextReadyAt(manager)).toBe(sentAt + intervalMs);
     });
 });

@@ -117,8 +117,13 @@ export class ResponseInterpreter {
             // A scope of a request we handed out keeps its state even past the domain limit.
             const known = handout?.domain !== undefined && this.deps.states.read(k) !== undefined;
             if (!known && !this.deps.paces(k)) continue;
+            // When the request left and the interval its dispatch armed are its own key's.
+            const sent =
+                handout?.domain?.key === k && handout.sentAt !== undefined
+                    ? { sentAt: handout.sentAt, intervalMs: handout.intervalMs }
+                    : undefined;
             states.update(k, (s) => {
-                s.armAfterResponse(now, floor.ms, router.policyOf(k));
+                s.armAfterResponse(now, floor.ms, router.policyOf(k), sent);
                 s.noteReachable();
             });
             // A run of refusals is broken, whatever the request handler makes of the answer.

@@ -82,6 +82,12 @@ export interface DispatchReservation {
     readonly probe?: boolean;
 }
 
+/** A request that got its answer: when it was handed out (epoch ms) and the interval its dispatch armed. */
+export interface SentRequest {
+    readonly sentAt: number;
+    readonly intervalMs?: number;
+}
+
 /** The pacing a domain gets when no policy is given: one clock, no concurrency cap. */
 export const UNLIMITED: Pick<
     ResolvedPolicy,

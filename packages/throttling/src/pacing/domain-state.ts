@@ -24,13 +24,14 @@ import { applyJitter } from './policy';
 import type { ResolvedPolicy } from './policy';
 import type { SharedRefusal } from '../core/shared-limit-types';
 import type { BackoffPolicy, DispatchReservation, DomainStateData } from './domain-state-types';
-import type { PacingPolicy, RateLimitOutcome } from './domain-state-types';
+import type { PacingPolicy, RateLimitOutcome, SentRequest } from './domain-state-types';
 import { anyBackoffData, UNLIMITED } from './domain-state-types';
 import { BackoffClock, NO_BACKOFF } from './backoff-clock';
 import type { BackoffReadings } from './backoff-clock';
 import { DomainLimits, NO_LIMITS } from './domain-limits';
 import type { LimitsReadings } from './domain-limits';
 import { PaceLearner } from './pace-learner';
+import { JITTER_FLOOR_MS } from './pace-learner-constants';
 import { SlotPool } from './slot-pool';
 import { concurrencyLimit, crawlDelayFor, interval } from './readiness-decision';
 import type { ScopeReads } from './readiness-decision';
@@ -45,6 +46,7 @@ export type {
     IntervalReason,
     PacingPolicy,
     RateLimitOutcome,
+    SentRequest,
 } from './domain-state-types';
 
 export class DomainState implements ScopeReads {
@@ -197,9 +199,10 @@ export class DomainState implements ScopeReads {
     /**
      * Re-arms the crawl-delay clock when a response arrives, for a scope taking one request at a
      * time: the request left at some moment between dispatch and response, so only counting the
-     * interval from the response guarantees the server sees the spacing it asked for.
+     * interval from the response guarantees the server sees the spacing it asked for. `sent`: when
+     * the request answered was handed out, and the interval its dispatch armed.
      */
-    armAfterResponse(now: number, floorMs: number, policy: PacingPolicy = UNLIMITED): void {
+    armAfterResponse(now: number, floorMs: number, policy: PacingPolicy = UNLIMITED, sent?: SentRequest): void {
         // An answer while every slot is busy and the pace would allow another: held by slots.
         if (this.slots.inUse >= concurrencyLimit(this, policy)) this.noteSlotBound(now, policy);
         if (concurrencyLimit(this, policy) !== 1) return;
@@ -209,6 +212,20 @@ export class DomainState implements ScopeReads {
             ? Math.max(crawlDelayFor(this, policy), floorMs, policy.delayMs)
             : interval(this, now, floorMs, policy).ms;
         this.holdDispatchUntil(now + spacing);
+        if (policy.rampup && sent?.intervalMs !== undefined) this.holdForLateArrival(now, sent, sent.intervalMs);
+    }
+
+    /**
+     * An answer that came later than the least response time by x, up to the jitter floor, may have
+     * reached the site x late (on a loaded machine the client delays a request now and then by tens of
+     * ms): the next request leaves an interval after that arrival, not after the send, or the site sees
+     * the two closer than the pace. A slow way back costs the next request the same x. Slower answers
+     * are the site's own time (it was reached, then took longer), and a slot-bound scope must not wait
+     * an interval after each of them.
+     */
+    private holdForLateArrival(now: number, sent: SentRequest, intervalMs: number): void {
+        const lateMs = now - sent.sentAt - (this.rampupState?.leastResponseMs ?? Number.POSITIVE_INFINITY);
+        if (lateMs > 0 && lateMs <= JITTER_FLOOR_MS) this.holdDispatchUntil(sent.sentAt + intervalMs + lateMs);
     }
 
     /** Holds the next dispatch until at least `at` (it leaves later than armed). Returns whether it moved. */

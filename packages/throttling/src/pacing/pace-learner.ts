@@ -133,6 +133,11 @@ export class PaceLearner implements AdaptiveData {
         this.bound.rate = rate;
     }
 
+    /** The least response time of the last one to two periods, ms (Infinity before any answer). */
+    get leastResponseMs(): number {
+        return this.times.minMs;
+    }
+
     /** The delay between dispatches asked for, ms (0 while unpaced). */
     delayMs(): number {
         return Number.isFinite(this.rate) ? 1000 / this.rate : 0;
