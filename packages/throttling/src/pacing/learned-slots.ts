@@ -66,7 +66,8 @@ export class LearnedSlots {
 
     /**
      * A window without a queue or a refusal, delivering `answersPerSecond`: its slots are safe. When
-     * they held the scope back (`slotBound`) and can grow, they do, and true is answered.
+     * they held the scope back (`slotBound`) under the cap, they grow as far as the knee allows, and
+     * true is answered: the window was the slots', and says nothing of the pace.
      */
     onQuiet(now: number, answersPerSecond: number, slotBound: boolean, paced: boolean, max: number): boolean {
         this.safeExtra = this.extra;
