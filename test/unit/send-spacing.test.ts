@@ -2,12 +2,11 @@ import { mkdtempSync, rmSync } from 'node:fs';
 import { tmpdir } from 'node:os';
 import { join } from 'node:path';
 
-import type { Request } from '@crawlee/core';
-
-import { FileDomainClock, ManualClock, RequestThrottledError, ThrottlingRequestManager } from 'crawlee-throttling';
+import { FileDomainClock, ManualClock, ThrottlingRequestManager } from 'crawlee-throttling';
 import { memoryConfig } from '../helpers/storage';
 import { withPort } from '../helpers/throttler-port';
 import { nextReadyAt } from '../helpers/next-ready-at';
+import { answerRequest, nextRequest } from '../helpers/answer-request';
 
 const HOST = 'https://shop.example';
 
@@ -99,19 +98,6 @@ describe('a learned pace shared one request at a time across processes (a lease 
         const urls = [0, 1, 2, 3, 4].map((i) => ({ url: `${HOST}/${p}/${i}` }));
         return { manager, port, added: manager.addRequestsBatched(urls, { waitForAllRequestsToBeAdded: true }) };
     };
-    const answer = async (manager: ThrottlingRequestManager, request: Request, status: number) => {
-        const headers = status === 429 ? { 'retry-after': '1' } : {};
-        if (status === 200) {
-            await manager.handleResponse({ request }, { statusCode: 200, headers });
-            await manager.markRequestHandled(request);
-            return;
-        }
-        expect(
-            await manager.handleResponse({ request }, { statusCode: status, headers }).catch((e) => e),
-        ).toBeInstanceOf(RequestThrottledError);
-        await manager.reclaimRequest(request);
-    };
-
     test('the next request of any process waits an interval after the send, not after the handout', async () => {
         const clock = new ManualClock(1_700_000_000_000);
         const store = new FileDomainClock(dir, { clock });
@@ -123,38 +109,30 @@ describe('a learned pace shared one request at a time across processes (a lease 
             const request = (await a.manager.fetchNextRequest())!;
             a.port.departs({ request });
             clock.advance(20);
-            await answer(a.manager, request, status);
+            await answerRequest(a.manager, request, status, status === 429 ? '1' : undefined);
             clock.advance(100);
         }
         const pace = a.manager.snapshot().find((d) => d.domain === 'shop.example')!.rampup!.rate;
         expect(Number.isFinite(pace)).toBe(true);
         const intervalMs = 1000 / pace;
         clock.advance(1_000);
-        /** The next request `p` hands out, asking every 5 ms. */
-        const next = async (p: { manager: ThrottlingRequestManager }) => {
-            for (;;) {
-                const request = await p.manager.fetchNextRequest();
-                if (request) return request;
-                clock.advance(5);
-            }
-        };
         // B sends one after the wait, and takes the pace on its way out.
-        const first = await next(b);
+        const first = await nextRequest(b.manager, clock);
         b.port.departs({ request: first });
         clock.advance(20);
-        await answer(b.manager, first, 200);
-        const request = await next(a);
+        await answerRequest(b.manager, first, 200);
+        const request = await nextRequest(a.manager, clock);
         const handoutAt = clock.now();
         // It lags 100 ms in the crawler's hooks and the client's setup, so it reaches the site that late.
         clock.advance(100);
         expect(a.port.departs({ request })).toBe(0);
         clock.advance(20);
-        await answer(a.manager, request, 200);
+        await answerRequest(a.manager, request, 200);
         // B asks from an interval after the handout on: it must not send before an interval after the
         // send, or the site sees its request 100 ms early. (A process held by another's lease asks the
         // shared clock again every 100 ms.)
         clock.set(handoutAt + intervalMs + 30);
-        await next(b);
+        await nextRequest(b.manager, clock);
         expect(clock.now()).toBeGreaterThanOrEqual(handoutAt + 100 + intervalMs);
         expect(clock.now()).toBeLessThanOrEqual(handoutAt + 100 + intervalMs + 110);
     });
@@ -173,30 +151,17 @@ describe('an answer later than the least response time, one request at a time at
         for (const status of [200, 200, 429]) {
             const request = (await manager.fetchNextRequest())!;
             clock.advance(20);
-            const headers = status === 429 ? { 'retry-after': '1' } : {};
-            const answered = manager.handleResponse({ request }, { statusCode: status, headers });
-            if (status === 200) {
-                await answered;
-                await manager.markRequestHandled(request);
-            } else {
-                await answered.catch(() => undefined);
-                await manager.reclaimRequest(request);
-            }
+            await answerRequest(manager, request, status, status === 429 ? '1' : undefined);
             clock.advance(100);
         }
         clock.advance(1_000);
         /** Sends the next request when it may go and answers it `responseMs` later; when it was sent, and its interval. */
         const answerIn = async (responseMs: number) => {
-            let request = await manager.fetchNextRequest();
-            while (!request) {
-                clock.advance(5);
-                request = await manager.fetchNextRequest();
-            }
+            const request = await nextRequest(manager, clock);
             const sentAt = clock.now();
             const { intervalMs } = manager.snapshot().find((d) => d.domain === 'shop.example')!;
             clock.advance(responseMs);
-            await manager.handleResponse({ request }, { statusCode: 200, headers: {} });
-            await manager.markRequestHandled(request);
+            await answerRequest(manager, request, 200);
             return { sentAt, intervalMs };
         };
         return { manager, answerIn };

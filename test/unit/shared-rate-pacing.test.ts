@@ -3,9 +3,7 @@ import { tmpdir } from 'node:os';
 import { join } from 'node:path';
 
 import { log } from '@crawlee/core';
-import type { Request } from '@crawlee/core';
-
-import { FileDomainClock, ManualClock, RequestThrottledError, ThrottlingRequestManager } from 'crawlee-throttling';
+import { FileDomainClock, ManualClock, ThrottlingRequestManager } from 'crawlee-throttling';
 import type { SharedDomainClock } from 'crawlee-throttling';
 import { PaceLearner } from '../../packages/throttling/src/pacing/pace-learner';
 import { DomainState } from '../../packages/throttling/src/pacing/domain-state';
@@ -14,6 +12,7 @@ import { resolveRampup } from '../../packages/throttling/src/pacing/policy';
 import { SIM_HOST, SIM_START, simulateSharedCrawl, steadyPace } from '../helpers/shared-rate-sim';
 import { memoryConfig } from '../helpers/storage';
 import { nextReadyAt } from '../helpers/next-ready-at';
+import { answerRequest } from '../helpers/answer-request';
 
 const ADAPTIVE = resolveRampup(true)!;
 const SITE = { rate: 10, burst: 1, latencyMs: 10 };
@@ -118,17 +117,6 @@ describe('following the pace another process set', () => {
             );
             return { manager, p };
         });
-    const answer = async (manager: ThrottlingRequestManager, request: Request, status: number, retryAfter?: string) => {
-        const headers: Record<string, string> = retryAfter ? { 'retry-after': retryAfter } : {};
-        if (status === 200) {
-            await manager.handleResponse({ request }, { statusCode: 200, headers });
-            await manager.markRequestHandled(request);
-            return;
-        }
-        const error = await manager.handleResponse({ request }, { statusCode: status, headers }).catch((e) => e);
-        expect(error).toBeInstanceOf(RequestThrottledError);
-        await manager.reclaimRequest(request);
-    };
     const rateOf = (manager: ThrottlingRequestManager) => manager.snapshot().find((s) => s.domain === SIM_HOST)?.rampup;
     /** The pacer itself (the snapshot holds a copy), to set a pace its own window would have raised. */
     const livePacer = (manager: ThrottlingRequestManager) =>
@@ -141,7 +129,7 @@ describe('following the pace another process set', () => {
         for (const status of [200, 200, 429]) {
             const request = (await a.fetchNextRequest())!;
             clock.advance(20);
-            await answer(a, request, status, status === 429 ? '1' : undefined);
+            await answerRequest(a, request, status, status === 429 ? '1' : undefined);
             clock.advance(100);
         }
         return rateOf(a)!.rate;
@@ -164,7 +152,7 @@ describe('following the pace another process set', () => {
         // B's first request left unpaced; on its way out B read the shared pace and took it.
         expect(rateOf(b.manager)!.rate).toBe(learned);
         clock.advance(20);
-        await answer(b.manager, sent, 200);
+        await answerRequest(b.manager, sent, 200);
         // Its next request waits one interval of that pace, not none (it was armed unpaced).
         expect(await nextReadyAt(b.manager)).toBeGreaterThanOrEqual(sentAt + 1000 / learned - 1);
     });
@@ -184,14 +172,14 @@ describe('following the pace another process set', () => {
         );
         const first = (await b.manager.fetchNextRequest())!;
         clock.advance(20);
-        await answer(b.manager, first, 200);
+        await answerRequest(b.manager, first, 200);
         // Another process cut the pace to 1 req/s: followed on the way out of the next request.
         store.shareRate(SIM_HOST, 1, clock.now());
         clock.advance(100);
         const second = (await b.manager.fetchNextRequest())!;
         expect(rateOf(b.manager)!.rate).toBe(1);
         clock.advance(20);
-        await answer(b.manager, second, 200);
+        await answerRequest(b.manager, second, 200);
         clock.advance(1_500);
         const third = (await b.manager.fetchNextRequest())!;
         clock.advance(1_500);
@@ -201,7 +189,7 @@ describe('following the pace another process set', () => {
         store.shareRate(SIM_HOST, 2, clock.now());
         store.extend(SIM_HOST, { nextAt: clock.now() + 50 });
         const opensAt = clock.now() + 50;
-        await answer(b.manager, third, 200);
+        await answerRequest(b.manager, third, 200);
         expect(rateOf(b.manager)!.rate).toBe(2);
         // Taken as a refusal there, the pace asked here would be the refused bound.
         if (raisedHere) expect(rateOf(b.manager)!.unsafeRate).toBeGreaterThan(raisedHere);
@@ -210,7 +198,7 @@ describe('following the pace another process set', () => {
         clock.set(opensAt);
         const fourth = await b.manager.fetchNextRequest();
         expect(fourth).not.toBeNull();
-        await answer(b.manager, fourth!, 200);
+        await answerRequest(b.manager, fourth!, 200);
     });
 
     test('a rate shared long ago (an earlier crawl, a file that outlived it) is not followed', async () => {
@@ -222,7 +210,7 @@ describe('following the pace another process set', () => {
         const first = (await b.manager.fetchNextRequest())!;
         expect(rateOf(b.manager)!.rate).toBe(Number.POSITIVE_INFINITY);
         clock.advance(20);
-        await answer(b.manager, first, 200);
+        await answerRequest(b.manager, first, 200);
         store.shareRate(SIM_HOST, 0.5, SIM_START - 60_000);
         await b.manager.addRequestsBatched([{ url: `https://${SIM_HOST}/y` }], { waitForAllRequestsToBeAdded: true });
         clock.advance(1_000);
@@ -231,7 +219,7 @@ describe('following the pace another process set', () => {
         // A minute old: followed.
         expect(rateOf(b.manager)!.rate).toBe(0.5);
         // Nothing left in flight (its shared slot would be renewed after the test).
-        await answer(b.manager, second!, 200);
+        await answerRequest(b.manager, second!, 200);
     });
 
     test('a store whose shareRate fails at once, and tallies, is not asked again and again: the offer waits for the next request', async () => {
@@ -286,7 +274,7 @@ describe('following the pace another process set', () => {
             const request = await a.manager.fetchNextRequest();
             if (!request) continue;
             clock.advance(20);
-            await answer(a.manager, request, 200);
+            await answerRequest(a.manager, request, 200);
             handled += 1;
         }
         await new Promise((resolve) => setImmediate(resolve));
@@ -321,10 +309,6 @@ describe("the other processes' counts a reservation answers", () => {
         );
         return manager;
     }
-    const accept = async (manager: ThrottlingRequestManager, request: Request) => {
-        await manager.handleResponse({ request }, { statusCode: 200, headers: {} });
-        await manager.markRequestHandled(request);
-    };
     /** What the pacer was fed as the other processes' dispatches and answers, over the calls recorded. */
     const fed = (spy: jest.SpyInstance) =>
         spy.mock.calls.reduce(([d, a], [, dd, aa]) => [d + (dd as number), a + (aa as number)], [0, 0]);
@@ -335,7 +319,7 @@ describe("the other processes' counts a reservation answers", () => {
         const manager = await oneProcess(clock, store(file), 3);
         const first = (await manager.fetchNextRequest())!;
         clock.advance(20);
-        await accept(manager, first);
+        await answerRequest(manager, first, 200);
         // Another process sent 3 and was answered twice; then it holds the shared clock.
         file.tally(SIM_HOST, { dispatched: 3, answered: 2 });
         file.extend(SIM_HOST, { nextAt: clock.now() + 5_000 });
@@ -377,7 +361,7 @@ describe("the other processes' counts a reservation answers", () => {
         const manager = await oneProcess(clock, slow, 3);
         const first = (await manager.fetchNextRequest())!;
         clock.advance(20);
-        await accept(manager, first);
+        await answerRequest(manager, first, 200);
         const noted = jest.spyOn(PaceLearner.prototype, 'noteOthers');
         let release: () => void = () => undefined;
         hold = (r) => (release = r);
@@ -385,7 +369,7 @@ describe("the other processes' counts a reservation answers", () => {
         const second = (await manager.fetchNextRequest())!;
         hold = undefined;
         clock.advance(20);
-        await accept(manager, second);
+        await answerRequest(manager, second, 200);
         // ...after another process's work and a reservation of this one, whose answer was read first.
         file.tally(SIM_HOST, { dispatched: 2, answered: 2 });
         file.extend(SIM_HOST, { nextAt: clock.now() + 1_000 });
@@ -399,7 +383,7 @@ describe("the other processes' counts a reservation answers", () => {
         // Read in order, the late answer's lower totals would look like a store that forgot the key,
         // and the 2 read before would be fed again.
         expect(fed(noted)).toEqual([3, 3]);
-        await accept(manager, third);
+        await answerRequest(manager, third, 200);
     });
 });
 

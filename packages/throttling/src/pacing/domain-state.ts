@@ -212,7 +212,7 @@ export class DomainState implements ScopeReads {
             ? Math.max(crawlDelayFor(this, policy), floorMs, policy.delayMs)
             : interval(this, now, floorMs, policy).ms;
         this.holdDispatchUntil(now + spacing);
-        if (policy.rampup && sent?.intervalMs !== undefined) this.holdForLateArrival(now, sent, sent.intervalMs);
+        if (policy.rampup && sent) this.holdForLateArrival(now, sent);
     }
 
     /**
@@ -223,9 +223,10 @@ export class DomainState implements ScopeReads {
      * are the site's own time (it was reached, then took longer), and a slot-bound scope must not wait
      * an interval after each of them.
      */
-    private holdForLateArrival(now: number, sent: SentRequest, intervalMs: number): void {
-        const lateMs = now - sent.sentAt - (this.rampupState?.leastResponseMs ?? Number.POSITIVE_INFINITY);
-        if (lateMs > 0 && lateMs <= JITTER_FLOOR_MS) this.holdDispatchUntil(sent.sentAt + intervalMs + lateMs);
+    private holdForLateArrival(now: number, { sentAt, intervalMs }: SentRequest): void {
+        if (intervalMs === undefined) return;
+        const lateMs = now - sentAt - (this.rampupState?.leastResponseMs ?? Number.POSITIVE_INFINITY);
+        if (lateMs > 0 && lateMs <= JITTER_FLOOR_MS) this.holdDispatchUntil(sentAt + intervalMs + lateMs);
     }
 
     /** Holds the next dispatch until at least `at` (it leaves later than armed). Returns whether it moved. */
