@@ -81,6 +81,34 @@ describe('a process sharing the pace with others', () => {
         expect(learner.rate).toBeLessThan(5);
     });
 
+    test('a cut reads the delivery up to when the others’ counts last came, not up to now', () => {
+        // A cut here at T0 + 500 held every process 1 s. Then four processes send 4.8 req/s together,
+        // this one every fourth request; the others' counts come with each of its answers, so the three
+        // they sent since its last one (0.6 s) are not known here when its next request is refused.
+        // Counted to now, the delivery reads 4.28 (a cut to 4.07); to when the counts came, 4.50.
+        const learner = new PaceLearner();
+        learner.follow(T0, POLICY, 8);
+        learner.follow(T0, POLICY, 4);
+        learner.onDispatch(T0 + 500, POLICY, 100, 1);
+        learner.onTrigger(T0 + 500, POLICY, 1_000, true, 1);
+        let now = T0 + 1_500;
+        let unreported = 0;
+        for (let sent = 0; now < T0 + 5_000; sent++) {
+            now += 1_000 / 4.8;
+            if (sent % 4 === 0) {
+                learner.onDispatch(now, POLICY, 100, 1);
+                learner.onAnswer(now + LATENCY_MS, now);
+                learner.noteOthers(now + LATENCY_MS + 5, unreported, unreported);
+                unreported = 0;
+            } else unreported += 1;
+        }
+        now += 1_000 / 4.8;
+        learner.onDispatch(now, POLICY, 100, 1);
+        learner.onTrigger(now, POLICY, 1_000, true, 1);
+        expect(learner.rate).toBeGreaterThan(4.2);
+        expect(learner.rate).toBeLessThan(4.8 * 0.95);
+    });
+
     test('a window a followed raise cut short still proves its pace for the next cut', () => {
         // Another process's refusal cut the shared pace to 3.5 under a bound of 8; the backoff held
         // every process 1 s. Then raises made elsewhere came every 0.9 s, each before a window here

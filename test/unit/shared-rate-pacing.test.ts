@@ -394,7 +394,7 @@ describe('PaceLearner, fed by other processes', () => {
         p.onTrigger(0, ADAPTIVE, 0);
         // Over 2 s the site accepted 18: 6 of them ours, 12 the other processes'.
         for (let i = 0; i < 6; i++) p.onAnswer(i * 300);
-        p.noteOthers(1_900, 12, 12);
+        p.noteOthers(2_000, 12, 12);
         p.onDispatch(2_000, ADAPTIVE);
         p.onTrigger(2_000, ADAPTIVE, 0);
         expect(p.rate).toBeCloseTo(9 * 0.95, 5);

@@ -74,7 +74,7 @@ export class DeliveryPoints {
         for (const p of this.points) {
             const span = now - p.at;
             if (span < minSpanMs || span > this.horizonMs) continue;
-            const since = answered - p.answered;
+            const since = Math.max(0, answered - p.answered);
             const upper = (since * 1000) / Math.max(span - p.waitMs, minSpanMs);
             const fillMs = upper > 0 ? (burst * 1000) / upper : Number.POSITIVE_INFINITY;
             const rate = (since * 1000) / Math.max(span - Math.max(0, p.waitMs - fillMs), minSpanMs);

@@ -95,6 +95,9 @@ export class PaceLearner implements AdaptiveData {
     // The pace before the last raise, and the dispatches then: refused with none sent since, a request
     // went out at that pace, not the raised one.
     private raisedFrom = { rate: Number.POSITIVE_INFINITY, dispatched: -1 };
+    // When the other processes' counts last came (-1: alone), and the answers counted then: theirs since
+    // are not known yet, so a delivery sample ends there rather than now (it would read their share low).
+    private othersSeen = { at: -1, answered: 0 };
 
     /** `initialRate`: a pace to start from instead of unpaced (Infinity). */
     constructor(initialRate = Number.POSITIVE_INFINITY) {
@@ -447,9 +450,13 @@ export class PaceLearner implements AdaptiveData {
         this.times.newWindow();
     }
 
-    /** The delivery rate since the bucket was last known empty, over a window's span at least. */
+    /**
+     * The delivery rate since the bucket was last known empty, over a window's span at least; beside
+     * other processes, up to when their counts last came.
+     */
     deliverySample(now: number): DeliverySample | undefined {
-        return this.points.sample(now, this.answered, this.policy.windowMs, PACE_GAIN, this.burstSeen);
+        const end = this.othersSeen.at >= 0 ? this.othersSeen : { at: now, answered: this.answered };
+        return this.points.sample(end.at, end.answered, this.policy.windowMs, PACE_GAIN, this.burstSeen);
     }
 
     // ---- Pacing shared with other processes (shared-clock/shared-rate-sync.ts drives these two) ----
@@ -465,6 +472,7 @@ export class PaceLearner implements AdaptiveData {
         this.dispatched += dispatches;
         this.bound.noteDispatches(dispatches);
         this.window.count(now, dispatches, answers);
+        this.othersSeen = { at: now, answered: this.answered };
     }
 
     /**
