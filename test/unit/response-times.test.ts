@@ -40,4 +40,20 @@ describe('ResponseTimes', () => {
         expect(times.windowSpacingRate()).toBeCloseTo(2, 6);
         expect(times.minMs).toBe(40);
     });
+
+    test('a typical answer is the window’s median, read with the last window’s while this one is short', () => {
+        const times = new ResponseTimes(30_000);
+        times.add(T0, 20, true);
+        // Fewer answers than a median is read from: the least.
+        expect(times.typicalMs).toBe(20);
+        times.add(T0 + 300, 30, true);
+        times.newWindow();
+        times.add(T0 + 600, 30, true);
+        // Two of the last window and one of this: 20, 30 and 30.
+        expect(times.typicalMs).toBe(30);
+        times.add(T0 + 900, 80, true);
+        times.add(T0 + 1_200, 90, true);
+        // Enough in this window alone: 30, 80 and 90.
+        expect(times.typicalMs).toBe(80);
+    });
 });

@@ -138,7 +138,7 @@ describe('a learned pace shared one request at a time across processes (a lease 
     });
 });
 
-describe('an answer later than the least response time, one request at a time at a learned pace', () => {
+describe('an answer later than a typical one, one request at a time at a learned pace', () => {
     /** A process with the defaults a user has that learned a pace: two answers in 20 ms, then a refusal. */
     async function learned() {
         const clock = new ManualClock(1_700_000_000_000);
@@ -146,7 +146,7 @@ describe('an answer later than the least response time, one request at a time at
             { domains: 'all', queueLayout: 'perDomain', clock, respectCrawlDelay: false },
             memoryConfig(),
         );
-        const urls = [0, 1, 2, 3, 4, 5, 6, 7].map((i) => ({ url: `${HOST}/${i}` }));
+        const urls = Array.from({ length: 12 }, (_, i) => ({ url: `${HOST}/${i}` }));
         await manager.addRequestsBatched(urls, { waitForAllRequestsToBeAdded: true });
         for (const status of [200, 200, 429]) {
             const request = (await manager.fetchNextRequest())!;
@@ -155,14 +155,17 @@ describe('an answer later than the least response time, one request at a time at
             clock.advance(100);
         }
         clock.advance(1_000);
-        /** Sends the next request when it may go and answers it `responseMs` later; when it was sent, and its interval. */
+        /**
+         * Sends the next request when it may go and answers it `responseMs` later: when it was sent, the
+         * interval in force after its dispatch, and when its dispatch armed the next one to go.
+         */
         const answerIn = async (responseMs: number) => {
             const request = await nextRequest(manager, clock);
             const sentAt = clock.now();
-            const { intervalMs } = manager.snapshot().find((d) => d.domain === 'shop.example')!;
+            const { intervalMs, nextDispatchAt } = manager.snapshot().find((d) => d.domain === 'shop.example')!;
             clock.advance(responseMs);
             await answerRequest(manager, request, 200);
-            return { sentAt, intervalMs };
+            return { sentAt, intervalMs, armedAt: nextDispatchAt };
         };
         return { manager, answerIn };
     }
@@ -170,10 +173,22 @@ describe('an answer later than the least response time, one request at a time at
     test('by up to the jitter floor: the next request leaves an interval after where it may have arrived', async () => {
         const { manager, answerIn } = await learned();
         await answerIn(20);
-        // 25 ms later than the least (20 ms): it may have reached the site 25 ms after it left.
+        // 25 ms later than the typical one (20 ms): it may have reached the site 25 ms after it left.
         const { sentAt, intervalMs } = await answerIn(45);
         expect(intervalMs).toBeGreaterThan(100);
         expect(await nextReadyAt(manager)).toBe(sentAt + intervalMs + 25);
+    });
+
+    test('measured from a typical answer: an ordinary one, slower than the least, moves nothing', async () => {
+        const { manager, answerIn } = await learned();
+        // The site answers in 30 ms as a rule, once in 20: measured from the least, every ordinary
+        // answer would be 10 ms late, and the pace 10 ms slower per request.
+        for (const ms of [20, 30, 30, 30]) await answerIn(ms);
+        const ordinary = await answerIn(30);
+        expect(await nextReadyAt(manager)).toBe(ordinary.armedAt);
+        // An answer 25 ms later than the typical 30 still moves the next request by as much.
+        const late = await answerIn(55);
+        expect(await nextReadyAt(manager)).toBe(late.armedAt + 25);
     });
 
     test('by more: the site took longer, and the interval still counts from the send', async () => {

@@ -216,16 +216,17 @@ export class DomainState implements ScopeReads {
     }
 
     /**
-     * An answer that came later than the least response time by x, up to the jitter floor, may have
-     * reached the site x late (on a loaded machine the client delays a request now and then by tens of
-     * ms): the next request leaves an interval after that arrival, not after the send, or the site sees
-     * the two closer than the pace. A slow way back costs the next request the same x. Slower answers
-     * are the site's own time (it was reached, then took longer), and a slot-bound scope must not wait
-     * an interval after each of them.
+     * An answer that came later than a typical one (the window's median) by x, up to the jitter floor,
+     * may have reached the site x late (on a loaded machine the client delays a request now and then by
+     * tens of ms): the next request leaves an interval after that arrival, not after the send, or the
+     * site sees the two closer than the pace. A slow way back costs the next request the same x. Slower
+     * answers are the site's own time (it was reached, then took longer), and a slot-bound scope must
+     * not wait an interval after each of them. Measured from the least answer instead, every answer's
+     * ordinary spread would slow the pace a little.
      */
     private holdForLateArrival(now: number, { sentAt, intervalMs }: SentRequest): void {
         if (intervalMs === undefined) return;
-        const lateMs = now - sentAt - (this.rampupState?.leastResponseMs ?? Number.POSITIVE_INFINITY);
+        const lateMs = now - sentAt - (this.rampupState?.typicalResponseMs ?? Number.POSITIVE_INFINITY);
         if (lateMs > 0 && lateMs <= JITTER_FLOOR_MS) this.holdDispatchUntil(sentAt + intervalMs + lateMs);
     }
 

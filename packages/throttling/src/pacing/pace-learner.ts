@@ -136,9 +136,9 @@ export class PaceLearner implements AdaptiveData {
         this.bound.rate = rate;
     }
 
-    /** The least response time of the last one to two periods, ms (Infinity before any answer). */
-    get leastResponseMs(): number {
-        return this.times.minMs;
+    /** A typical response time of late (a window's median), ms (Infinity before any answer). */
+    get typicalResponseMs(): number {
+        return this.times.typicalMs;
     }
 
     /** The delay between dispatches asked for, ms (0 while unpaced). */

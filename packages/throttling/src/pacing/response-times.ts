@@ -1,3 +1,4 @@
+import { MIN_WINDOW_ANSWERS } from './pace-learner-constants';
 import { provenRate } from './rate-proof';
 
 /**
@@ -23,6 +24,8 @@ export class ResponseTimes {
     // When the first and the last of their requests were sent.
     private windowFirstSent = Number.POSITIVE_INFINITY;
     private windowLastSent = Number.NEGATIVE_INFINITY;
+    // Response times of the last window that had any: a short window reads its typical answer with them.
+    private previousWindow: number[] = [];
 
     constructor(private readonly periodMs: number) {}
 
@@ -60,6 +63,16 @@ export class ResponseTimes {
         return this.inWindow.length >= 2 && span > 0 ? ((this.inWindow.length - 1) * 1000) / span : Number.NaN;
     }
 
+    /**
+     * A typical response time of late: the median of this window, or of the last one with enough
+     * answers, or else the least (Infinity before any answer).
+     */
+    get typicalMs(): number {
+        if (this.inWindow.length >= MIN_WINDOW_ANSWERS) return median(this.inWindow);
+        const recent = [...this.previousWindow, ...this.inWindow];
+        return recent.length >= MIN_WINDOW_ANSWERS ? median(recent) : this.minMs;
+    }
+
     /** The least response time of the last one to two periods (Infinity before any answer). */
     get minMs(): number {
         return Math.min(this.currentMin, this.previousMin);
@@ -72,18 +85,26 @@ export class ResponseTimes {
 
     /** The median response time of the current window (NaN when it has none). */
     windowMedian(): number {
-        if (this.inWindow.length === 0) return Number.NaN;
-        const sorted = [...this.inWindow].sort((a, b) => a - b);
-        const mid = sorted.length >> 1;
-        return sorted.length % 2 === 1 ? sorted[mid] : (sorted[mid - 1] + sorted[mid]) / 2;
+        return median(this.inWindow);
     }
 
     /** A new window starts: its answers are counted from now on. */
     newWindow(): void {
-        if (this.inWindow.length > 0) this.inWindow = [];
+        if (this.inWindow.length > 0) {
+            this.previousWindow = this.inWindow;
+            this.inWindow = [];
+        }
         this.windowFirstAt = -1;
         this.windowLastAt = -1;
         this.windowFirstSent = Number.POSITIVE_INFINITY;
         this.windowLastSent = Number.NEGATIVE_INFINITY;
     }
+}
+
+/** The median of `values` (NaN when there are none). */
+function median(values: readonly number[]): number {
+    if (values.length === 0) return Number.NaN;
+    const sorted = [...values].sort((a, b) => a - b);
+    const mid = sorted.length >> 1;
+    return sorted.length % 2 === 1 ? sorted[mid] : (sorted[mid - 1] + sorted[mid]) / 2;
 }
