@@ -24,22 +24,21 @@ import { RAMPUP_DEFAULTS } from './rampup-policy';
 import { ResponseTimes } from './response-times';
 import { DeliveryPoints } from './delivery-points';
 import type { DeliverySample } from './delivery-points';
-import { clamp } from './rate-values';
 import { adaptiveData, parseAdaptiveData } from './adaptive-data';
 import type { AdaptiveData } from './adaptive-data';
 import { CutTrial } from './cut-trial';
+import { LearnedPace } from './learned-pace';
 import { LearnedSlots } from './learned-slots';
+import { LearnerCounts } from './learner-counts';
 import { Lockout } from './lockout';
 import { MeasuringWindow } from './measuring-window';
 import { RateProof } from './rate-proof';
-import { RefusedBound } from './refused-bound';
 import type { LockoutReading } from './lockout';
 import {
     BARE_REFUSAL_MS,
     JITTER_FLOOR_MS,
     LATENCY_TOLERANCE,
     MAX_BACKGROUND_SHARE,
-    MAX_DRAIN,
     MEASURING_WAIT_MS,
     MIN_BACKLOG_TO_PROBE,
     MIN_WINDOW_ANSWERS,
@@ -49,10 +48,8 @@ import {
 
 export class PaceLearner implements AdaptiveData {
     readonly kind = 'adaptive';
-    /** Current pace, requests per second (Infinity: unpaced). */
-    rate: number;
-    /** The pace learned to be safe: the last quiet or estimated one; 0 while unknown. */
-    safeRate = 0;
+    // The pace asked for, the safe and the last quiet one, and the refused bound above them.
+    private readonly pace: LearnedPace;
     // How many requests may be in flight: learned from queueing, refusals and announced quotas.
     private readonly slots = new LearnedSlots();
     // Response times: the least one (unloaded) and this window's.
@@ -61,24 +58,12 @@ export class PaceLearner implements AdaptiveData {
     private readonly points = new DeliveryPoints(PERIOD_MS);
     // The policy of the last dispatch (answers come without one): the slot cap and the pace bounds.
     private policy: RampupPolicy = RAMPUP_DEFAULTS;
-    // Requests of the scope waiting here at the last dispatch.
-    private backlog = Number.POSITIVE_INFINITY;
-    // Dispatches of this process alone: its share of all (other processes sharing the pace send the rest).
-    private ownDispatched = 0;
+    // Requests sent and answers accepted, every process's, and the requests waiting here.
+    private readonly counts = new LearnerCounts();
     // The current measuring window.
     private readonly window = new MeasuringWindow();
-    // Accepted answers in all (other processes' included), and when the first came.
-    private answered = 0;
-    private firstAnswerAt = -1;
-    // Dispatches in all, and at the last refusal.
-    private dispatched = 0;
-    private dispatchedAtRefusal = 0;
     // When the last refusal came (-1: none yet): the run since it is what a cut then answers.
     private refusedAt = -1;
-    // The lowest pace refused, and how quiet windows probe up to it.
-    private readonly bound = new RefusedBound();
-    // The last quiet pace: a cut does not fall below it while the pace doubles and it is under the refused one.
-    private quietRate = 0;
     // What accepted requests proved of the rate since the last refusal: a cut does not fall below it.
     private readonly proof = new RateProof();
     // Answers before the first signal of the unpaced start: at least the site's burst (Infinity: unknown).
@@ -92,16 +77,28 @@ export class PaceLearner implements AdaptiveData {
     private readonly lockout = new Lockout();
     // When the first request went out (-1: none yet): the first run is measured from it.
     private firstDispatchAt = -1;
-    // The pace before the last raise, and the dispatches then: refused with none sent since, a request
-    // went out at that pace, not the raised one.
-    private raisedFrom = { rate: Number.POSITIVE_INFINITY, dispatched: -1 };
-    // When the other processes' counts last came (-1: alone), and the answers counted then: theirs since
-    // are not known yet, so a delivery sample ends there rather than now (it would read their share low).
-    private othersSeen = { at: -1, answered: 0 };
 
     /** `initialRate`: a pace to start from instead of unpaced (Infinity). */
     constructor(initialRate = Number.POSITIVE_INFINITY) {
-        this.rate = initialRate;
+        this.pace = new LearnedPace(initialRate);
+    }
+
+    /** Current pace, requests per second (Infinity: unpaced). */
+    get rate(): number {
+        return this.pace.rate;
+    }
+
+    set rate(rate: number) {
+        this.pace.rate = rate;
+    }
+
+    /** The pace learned to be safe: the last quiet or estimated one; 0 while unknown. */
+    get safeRate(): number {
+        return this.pace.safeRate;
+    }
+
+    set safeRate(rate: number) {
+        this.pace.safeRate = rate;
     }
 
     /** Slots on top of one. */
@@ -129,11 +126,11 @@ export class PaceLearner implements AdaptiveData {
 
     /** The lowest pace refused (or queued at) since the last relaxing; Infinity when none. */
     get unsafeRate(): number {
-        return this.bound.rate;
+        return this.pace.bound.rate;
     }
 
     set unsafeRate(rate: number) {
-        this.bound.rate = rate;
+        this.pace.bound.rate = rate;
     }
 
     /** A typical response time of late (a window's median), ms (Infinity before any answer). */
@@ -156,23 +153,13 @@ export class PaceLearner implements AdaptiveData {
     }
 
     /**
-     * Requests of the scope waiting at the site's pace: those waiting here over this process's share of
-     * the dispatches (processes sharing the pace each hold a share of the crawl).
-     */
-    private get siteBacklog(): number {
-        return this.ownDispatched > 0 ? (this.backlog * this.dispatched) / this.ownDispatched : this.backlog;
-    }
-
-    /**
      * A request went out at `now`; `backlog`: requests of the scope still waiting; `inFlight`: its
      * requests in flight, this one included.
      */
     onDispatch(now: number, policy: RampupPolicy, backlog = Number.POSITIVE_INFINITY, inFlight = 1): void {
         this.policy = policy;
-        this.backlog = backlog;
-        this.dispatched += 1;
-        this.ownDispatched += 1;
-        this.bound.noteDispatches(1);
+        this.counts.dispatch(backlog);
+        this.pace.bound.noteDispatches(1);
         if (this.firstDispatchAt < 0) this.firstDispatchAt = now;
         if (this.window.start < 0) this.startWindow(now);
         this.window.count(now, 1, 0);
@@ -182,10 +169,9 @@ export class PaceLearner implements AdaptiveData {
 
     /** A dispatch counted did not go out after all (the queue was empty, a shared clock said no). */
     undoDispatch(): void {
-        if (this.dispatched > this.dispatchedAtRefusal) this.dispatched -= 1;
-        if (this.ownDispatched > 0) this.ownDispatched -= 1;
+        this.counts.undoDispatch();
         this.window.undoDispatch();
-        this.bound.noteDispatches(-1);
+        this.pace.bound.noteDispatches(-1);
     }
 
     /**
@@ -193,12 +179,11 @@ export class PaceLearner implements AdaptiveData {
      * measured, and one sent before an empty-bucket point took its token before that point.
      */
     onAnswer(now = 0, sentAt?: number): void {
-        if (this.answered === 0) this.firstAnswerAt = now;
-        this.answered += 1;
+        this.counts.answer(now);
         this.window.count(now, 0, 1);
         if (sentAt === undefined) return;
         this.points.answeredBefore(sentAt);
-        this.afterLockout(now, this.lockout.end(sentAt, this.siteBacklog));
+        this.afterLockout(now, this.lockout.end(sentAt, this.counts.siteBacklog));
         this.times.add(now, now - sentAt, sentAt >= this.window.start);
         this.maybeCloseWindow(now);
     }
@@ -209,12 +194,11 @@ export class PaceLearner implements AdaptiveData {
      */
     onTrigger(now: number, policy: RampupPolicy, waitMs = 0, serverGiven = true, inFlight = 0): void {
         this.policy = policy;
-        if (this.dispatched === this.raisedFrom.dispatched) this.rate = Math.min(this.rate, this.raisedFrom.rate);
-        const run = Math.max(1, this.dispatched - this.dispatchedAtRefusal);
-        this.dispatchedAtRefusal = this.dispatched;
+        this.pace.refusedAt(this.counts.dispatched);
+        const run = this.counts.refusal();
         const runMs = this.refusedAt < 0 ? 0 : now - this.refusedAt;
         this.refusedAt = now;
-        this.bound.noteRefusal(waitMs);
+        this.pace.bound.noteRefusal(waitMs);
         if (serverGiven) this.memoryMs = Math.min(PERIOD_MS, Math.max(this.memoryMs, waitMs));
         // Refused with others in flight, more than a quiet window had: a concurrency cap would refuse
         // beyond those (the slots come down below them). Within what a quiet window had it cannot be a cap's.
@@ -225,7 +209,7 @@ export class PaceLearner implements AdaptiveData {
         // (a retry): nothing to learn of the rate yet, and the backoff, growing with each such refusal,
         // already holds the scope. A request sent since and not answered yet may have been accepted:
         // refused after it, the pace sent two where the site took at most one.
-        const retry = this.answered === (last?.answered ?? 0) && (this.answered === 0 || run === 1);
+        const retry = this.counts.answered === (last?.answered ?? 0) && (this.counts.answered === 0 || run === 1);
         if (retry) {
             this.lockout.retried(now, MEASURING_WAIT_MS);
         } else if (!Number.isFinite(this.rate)) {
@@ -239,8 +223,8 @@ export class PaceLearner implements AdaptiveData {
         } else if (
             // A relaxed bound's probe refused above the pace held for a period follows the pace, whatever
             // share of requests the site refuses otherwise.
-            this.bound.isRelaxedProbe(this.rate) ||
-            this.trial.follows(now, 1 / run, this.rate, this.dispatched, (b) => Object.assign(this, b))
+            this.pace.bound.isRelaxedProbe(this.rate) ||
+            this.trial.follows(now, 1 / run, this.rate, this.counts.dispatched, (b) => Object.assign(this, b))
         ) {
             this.cut(now, 1 / run, runMs);
         } else emptyBucket = false;
@@ -251,7 +235,7 @@ export class PaceLearner implements AdaptiveData {
             return;
         }
         this.proof.reset();
-        this.points.add(now, this.answered, this.rate, waitMs);
+        this.points.add(now, this.counts.answered, this.rate, waitMs);
         if (!retry) this.lockout.begin(this.points.last(), last?.at ?? this.firstDispatchAt, last?.answered ?? 0);
         // The wait holds every request: the next window starts when it ends, and proves the new pace
         // (a refused retry's, within a lockout, proves nothing).
@@ -279,7 +263,7 @@ export class PaceLearner implements AdaptiveData {
         const sample = this.deliverySample(now);
         if (!Number.isFinite(this.rate)) this.learnFirst(now, waitMs);
         else if (sample !== undefined && sample.rate < this.rate * PACE_GAIN) this.setPace(now, sample.rate, this.rate);
-        this.points.add(now, this.answered, this.rate, waitMs);
+        this.points.add(now, this.counts.answered, this.rate, waitMs);
         // The scope is held until the reset: the next window starts then, as after a refusal's wait.
         this.startWindow(now + waitMs);
     }
@@ -301,10 +285,10 @@ export class PaceLearner implements AdaptiveData {
      */
     private learnFirst(now: number, givenMs: number, floor = 0, refused = false): void {
         const teachingMs = givenMs > 0 ? givenMs : BARE_REFUSAL_MS;
-        const seconds = Math.max(0.001, (now - Math.max(0, this.firstAnswerAt) + teachingMs) / 1000);
+        const seconds = Math.max(0.001, (now - Math.max(0, this.counts.firstAnswerAt) + teachingMs) / 1000);
         const sample = this.deliverySample(now)?.rate ?? 0;
-        this.burstSeen = Math.max(1, this.answered);
-        const reading = Math.max(sample, this.answered / seconds);
+        this.burstSeen = Math.max(1, this.counts.answered);
+        const reading = Math.max(sample, this.counts.answered / seconds);
         if (refused && givenMs >= MEASURING_WAIT_MS) {
             // A long wait the site named: what got through over it is the rate it grants, not a floor
             // to double from (a fixed window grants exactly that, and refuses a doubling at its turn).
@@ -312,8 +296,7 @@ export class PaceLearner implements AdaptiveData {
             this.setPace(now, reading, reading);
             return;
         }
-        this.safeRate = clamp(Math.max(reading, floor), this.policy);
-        this.rate = this.safeRate;
+        this.pace.learned(Math.max(reading, floor), this.policy);
         this.points.notePace(this.rate);
     }
 
@@ -333,40 +316,21 @@ export class PaceLearner implements AdaptiveData {
 
     /** Refused at the pace: just under the delivery rate since the bucket was last empty. */
     private cut(now: number, share: number, runMs: number): void {
-        const refused = this.rate;
+        const { rate, safeRate, unsafeRate } = this;
         const sample = this.deliverySample(now);
-        // The delivery sample is a lower bound on the rate (a full bucket wastes its refill); a pace that
-        // lived through a quiet window clearly below the refused one is one too, unless a burst hid it.
-        // Slow start refused: back to the last pace that lived through a quiet window (half the refused one).
-        const doubling = !this.bound.known;
-        const { heldRate } = this.bound;
-        const proven = [doubling ? this.quietRate : 0, heldRate].filter((r) => r < refused * PACE_GAIN);
-        const quiet = Math.max(0, ...proven);
         const delivered = this.trial.deeper ? sample?.lower : sample?.rate;
-        const reading = Math.max(Math.min(delivered ?? 0, refused), quiet) || refused / 2;
-        // What accepted requests proved since the last refusal holds whatever the sample says.
-        const estimate = Math.max(reading, Math.min(this.proof.rate, refused));
-        const { rate, safeRate, unsafeRate, dispatched } = this;
-        // Asked faster than it delivered all along since the bucket was last empty (that is its rate), or
-        // a relaxed bound's probe refused above a pace held for a period: the bound sits just above the
-        // estimate, with no probing up to the pace refused until the next relaxing.
-        const settled = sample?.exact === true || (heldRate > 0 && heldRate < refused);
-        this.bound.heldRate = 0;
-        this.setPace(now, estimate, settled ? Math.min(refused, estimate / PACE_GAIN) : refused);
-        // One refusal of twice a quiet pace, with no delivery to say the site held it: perhaps two
-        // requests that arrived bunched, not the pace.
-        this.bound.tentative = doubling && !settled;
+        this.pace.cut(now, delivered, sample?.exact === true, this.proof.rate, this.policy);
+        this.points.notePace(this.rate);
         // On trial only when cut under what the site delivered: a bucket then stops refusing.
         const judged = share < MAX_BACKGROUND_SHARE && sample !== undefined && this.rate <= sample.rate;
         const sure = sample !== undefined && this.rate <= sample.lower;
+        const { dispatched } = this.counts;
         this.trial.begin({ rate, safeRate, unsafeRate }, this.rate, share, dispatched, judged, now + runMs, sure);
     }
 
     /** Paces just under `measured`, with `refused` (a pace the site refused or queued at) as the bound. */
     private setPace(now: number, measured: number, refused: number): void {
-        this.bound.lower(now, Math.max(measured, refused));
-        this.safeRate = clamp(Math.min(measured, refused) * PACE_GAIN, this.policy);
-        this.rate = this.safeRate;
+        this.pace.measured(now, measured, refused, this.policy);
         this.points.notePace(this.rate);
     }
 
@@ -389,7 +353,7 @@ export class PaceLearner implements AdaptiveData {
             const spaced = this.times.windowSpacingRate();
             const delivered = Number.isFinite(spaced) ? spaced : (answers * 1000) / this.window.lengthAt(now);
             if (!(this.rate <= delivered * PACE_GAIN)) this.setPace(now, delivered, Math.min(this.rate, delivered));
-        } else if (queued && Number.isFinite(this.rate)) this.drain(median - least);
+        } else if (queued && Number.isFinite(this.rate)) this.pace.drain(median - least, this.policy);
         else if (!queued && !this.window.refused) this.onQuietWindow(now);
         this.startWindow(now);
     }
@@ -403,45 +367,20 @@ export class PaceLearner implements AdaptiveData {
         this.proof.addWindow(this.window.answers, this.window.lengthAt(now), own, this.burstSeen, windowMs);
     }
 
-    /**
-     * A queue stands at the site though the pace spaced the requests: an earlier, faster pace built it,
-     * and just under the rate it drains only at the difference (nginx without `nodelay` holds it for
-     * tens of seconds). The pace drops for a window by the share of the window the queue holds, at most
-     * by half, as BBR drains after its startup; the next quiet window goes back to the safe pace.
-     */
-    private drain(standingMs: number): void {
-        const share = Math.min(MAX_DRAIN, standingMs / this.policy.windowMs);
-        this.rate = clamp((this.safeRate || this.rate) * (1 - share), this.policy);
-    }
-
     /** A window without a queue or a refusal: grow the slots while they hold the scope back, else the pace. */
     private onQuietWindow(now: number): void {
         const delivered = (this.times.windowCount * 1000) / Math.max(1, this.window.lengthAt(now));
         const paced = Number.isFinite(this.rate);
         if (this.slots.onQuiet(now, delivered, this.window.slotBound, paced, this.policy.maxConcurrency)) return;
-        if (this.rate < this.safeRate) {
-            // A drain ended: the queue is gone, the pace learned safe holds again.
-            this.rate = this.safeRate;
-            return;
-        }
+        if (this.pace.endDrain()) return;
         if (!Number.isFinite(this.rate) || !this.window.heldByPace(now, this.rate, PACE_GAIN)) return;
         // Twice the run that led to the cut without a refusal: the share fell, the cut followed the pace.
-        this.trial.onQuiet(this.dispatched);
-        this.quietRate = this.rate;
-        this.safeRate = Math.max(this.safeRate, Math.min(this.rate, this.unsafeRate * PACE_GAIN));
-        this.raiseOnQuiet(now);
-    }
-
-    /** A quiet window proved the pace: double it before any refusal, else step towards the refused bound. */
-    private raiseOnQuiet(now: number): void {
-        this.raisedFrom = { rate: this.rate, dispatched: this.dispatched };
-        if (!this.bound.known) this.rate = clamp(this.rate * 2, this.policy);
-        // A cut on trial holds until judged; a few requests left would not gain what a probe costs.
-        else if (this.trial.open || this.siteBacklog < MIN_BACKLOG_TO_PROBE) return;
-        else {
-            const next = this.bound.raise(now, this.rate, this.siteBacklog);
-            if (next !== undefined) this.rate = clamp(next, this.policy);
-        }
+        const { dispatched, siteBacklog } = this.counts;
+        this.trial.onQuiet(dispatched);
+        // Doubles before any refusal; a cut on trial holds until judged, and a few requests left would
+        // not gain what a probe above it costs.
+        const probe = !this.trial.open && siteBacklog >= MIN_BACKLOG_TO_PROBE;
+        this.pace.onQuiet(now, dispatched, probe, siteBacklog, this.policy);
     }
 
     private startWindow(now: number): void {
@@ -455,7 +394,7 @@ export class PaceLearner implements AdaptiveData {
      * other processes, up to when their counts last came.
      */
     deliverySample(now: number): DeliverySample | undefined {
-        const end = this.othersSeen.at >= 0 ? this.othersSeen : { at: now, answered: this.answered };
+        const end = this.counts.sampleEnd(now);
         return this.points.sample(end.at, end.answered, this.policy.windowMs, PACE_GAIN, this.burstSeen);
     }
 
@@ -467,48 +406,28 @@ export class PaceLearner implements AdaptiveData {
      * site, not this process's share of it (which would pin N processes at 1/N of its rate).
      */
     noteOthers(now: number, dispatches: number, answers: number): void {
-        if (answers > 0 && this.answered === 0) this.firstAnswerAt = now;
-        this.answered += answers;
-        this.dispatched += dispatches;
-        this.bound.noteDispatches(dispatches);
+        this.counts.others(now, dispatches, answers);
+        this.pace.bound.noteDispatches(dispatches);
         this.window.count(now, dispatches, answers);
-        this.othersSeen = { at: now, answered: this.answered };
     }
 
     /**
-     * Another process sharing this scope's pace set it to `rate`; this one follows. A lower pace was a
-     * refusal there: the pace asked for here becomes the refused bound. A higher one was a quiet window
-     * there: the pace asked for here lived through it too. `common`: the pace both last shared (0:
-     * none); one at or above it, though under the pace asked for here, was a smaller raise there after
-     * a quiet window at it, not a refusal. Answers whether the move was a cut (a refusal there).
+     * Another process sharing this scope's pace set it to `rate`; this one follows (a lower pace was a
+     * refusal there, a higher one a quiet window: `LearnedPace.follow`). `common`: the pace both last
+     * shared (0: none). Answers whether the move was a cut (a refusal there).
      */
     follow(now: number, policy: RampupPolicy, rate: number, common = 0): boolean {
         this.policy = policy;
-        const asked = this.rate;
-        const next = clamp(rate, policy);
+        const unpaced = !Number.isFinite(this.rate);
         // The window ends here: what it proved still stands for the next cut.
         this.proveWindow(now);
         this.startWindow(now);
-        if (next >= asked || (common > 0 && next >= common)) {
-            // The other process raised it after a quiet window at the pace asked for here (or at the
-            // common one, where it raised less than this one did meanwhile): as if here.
-            const lived = next >= asked ? asked : common;
-            if (Number.isFinite(lived)) {
-                this.safeRate = Math.max(this.safeRate, lived);
-                this.quietRate = lived;
-            }
-            this.rate = next;
-            return false;
-        }
+        if (!this.pace.follow(now, rate, common, policy)) return false;
         // Unpaced until now: the first signal was another process's, after the answers counted so far.
-        if (!Number.isFinite(asked)) this.burstSeen = Math.min(this.burstSeen, Math.max(1, this.answered));
-        this.rate = next;
-        this.safeRate = next;
-        // A first bound learned from another process's refusal is unconfirmed here, as one's own in doubling.
-        this.bound.lower(now, asked, !this.bound.known && Number.isFinite(asked));
+        if (unpaced) this.burstSeen = Math.min(this.burstSeen, Math.max(1, this.counts.answered));
         // The refusal there came a little earlier, and the wait it imposed on every process is not told
         // here: what is delivered since reads low, and is never taken as the site's rate exactly.
-        this.points.add(now, this.answered, 0, 0);
+        this.points.add(now, this.counts.answered, 0, 0);
         return true;
     }
 

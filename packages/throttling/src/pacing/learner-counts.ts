@@ -1,0 +1,69 @@
+/**
+ * What a pace learner counts of its scope's traffic: requests sent and accepted answers, its own and
+ * (beside a shared clock) every other process's, and the requests still waiting here. Windows and
+ * delivery samples read them as the site's traffic, not this process's share of it. Times are epoch ms.
+ */
+export class LearnerCounts {
+    /** Dispatches in all, other processes' included. */
+    dispatched = 0;
+    /** Accepted answers in all, other processes' included. */
+    answered = 0;
+    /** When the first accepted answer came (-1: none yet). */
+    firstAnswerAt = -1;
+    // Dispatches at the last refusal: the run since it is what a cut then answers.
+    private dispatchedAtRefusal = 0;
+    // Dispatches of this process alone: its share of all (other processes sharing the pace send the rest).
+    private ownDispatched = 0;
+    // Requests of the scope waiting here at the last dispatch.
+    private backlog = Number.POSITIVE_INFINITY;
+    // When the other processes' counts last came (-1: alone), and the answers counted then: theirs since
+    // are not known yet, so a delivery sample ends there rather than now (it would read their share low).
+    private othersSeen = { at: -1, answered: 0 };
+
+    /**
+     * Requests of the scope waiting at the site's pace: those waiting here over this process's share of
+     * the dispatches (processes sharing the pace each hold a share of the crawl).
+     */
+    get siteBacklog(): number {
+        return this.ownDispatched > 0 ? (this.backlog * this.dispatched) / this.ownDispatched : this.backlog;
+    }
+
+    /** A request of this process went out, with `backlog` of the scope still waiting here. */
+    dispatch(backlog: number): void {
+        this.backlog = backlog;
+        this.dispatched += 1;
+        this.ownDispatched += 1;
+    }
+
+    /** A dispatch counted did not go out after all. */
+    undoDispatch(): void {
+        if (this.dispatched > this.dispatchedAtRefusal) this.dispatched -= 1;
+        if (this.ownDispatched > 0) this.ownDispatched -= 1;
+    }
+
+    /** An accepted answer here at `now`. */
+    answer(now: number): void {
+        if (this.answered === 0) this.firstAnswerAt = now;
+        this.answered += 1;
+    }
+
+    /** The other processes' dispatches and accepted answers since their last counts, known at `now`. */
+    others(now: number, dispatches: number, answers: number): void {
+        if (answers > 0 && this.answered === 0) this.firstAnswerAt = now;
+        this.answered += answers;
+        this.dispatched += dispatches;
+        this.othersSeen = { at: now, answered: this.answered };
+    }
+
+    /** A refusal: the requests sent since the one before (at least 1). */
+    refusal(): number {
+        const run = Math.max(1, this.dispatched - this.dispatchedAtRefusal);
+        this.dispatchedAtRefusal = this.dispatched;
+        return run;
+    }
+
+    /** Where a delivery sample taken at `now` ends: now, or beside other processes when their counts last came. */
+    sampleEnd(now: number): { at: number; answered: number } {
+        return this.othersSeen.at >= 0 ? this.othersSeen : { at: now, answered: this.answered };
+    }
+}
