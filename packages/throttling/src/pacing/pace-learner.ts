@@ -27,6 +27,7 @@ import type { DeliverySample } from './delivery-points';
 import { adaptiveData, parseAdaptiveData } from './adaptive-data';
 import type { AdaptiveData } from './adaptive-data';
 import { CutTrial } from './cut-trial';
+import type { PaceBounds } from './cut-trial';
 import { LearnedPace } from './learned-pace';
 import { LearnedSlots } from './learned-slots';
 import { LearnerCounts } from './learner-counts';
@@ -204,30 +205,13 @@ export class PaceLearner implements AdaptiveData {
         // beyond those (the slots come down below them). Within what a quiet window had it cannot be a cap's.
         const beyondProven = this.slots.onRefusal(now, inFlight, !Number.isFinite(this.rate), policy.maxConcurrency);
         const last = this.points.last();
-        let emptyBucket = true;
         // Refused before any answer, or with no answer since the last refusal and nothing else sent since
         // (a retry): nothing to learn of the rate yet, and the backoff, growing with each such refusal,
         // already holds the scope. A request sent since and not answered yet may have been accepted:
         // refused after it, the pace sent two where the site took at most one.
         const retry = this.counts.answered === (last?.answered ?? 0) && (this.counts.answered === 0 || run === 1);
-        if (retry) {
-            this.lockout.retried(now, MEASURING_WAIT_MS);
-        } else if (!Number.isFinite(this.rate)) {
-            // Beyond the proven slots, what they delivered in a quiet window still stands.
-            const floor = beyondProven ? this.slots.provenDelivered * PACE_GAIN : 0;
-            this.learnFirst(now, serverGiven ? waitMs : 0, floor, true);
-        } else if (beyondProven && this.rate <= this.safeRate) {
-            // Refused at a pace a quiet window proved, only with more in flight than one proved: the
-            // slots' doing (now capped below them), not the pace's. Both raised: both step back.
-            emptyBucket = false;
-        } else if (
-            // A relaxed bound's probe refused above the pace held for a period follows the pace, whatever
-            // share of requests the site refuses otherwise.
-            this.pace.bound.isRelaxedProbe(this.rate) ||
-            this.trial.follows(now, 1 / run, this.rate, this.counts.dispatched, (b) => Object.assign(this, b))
-        ) {
-            this.cut(now, 1 / run, runMs);
-        } else emptyBucket = false;
+        if (retry) this.lockout.retried(now, MEASURING_WAIT_MS);
+        const emptyBucket = retry || this.learnFromRefusal(now, run, runMs, serverGiven ? waitMs : 0, beyondProven);
         // A refusal that does not follow the pace leaves the window as it was: it may still prove the
         // pace, over the time its wait left for sending.
         if (!emptyBucket) {
@@ -241,6 +225,30 @@ export class PaceLearner implements AdaptiveData {
         // (a refused retry's, within a lockout, proves nothing).
         this.startWindow(now + waitMs);
         this.window.refused = retry;
+    }
+
+    /**
+     * What a refusal other than a retry teaches the pace (`givenMs`: the wait the site named, 0 if
+     * none). Answers whether it follows the pace (the bucket is empty): otherwise the window stays.
+     */
+    private learnFromRefusal(now: number, run: number, runMs: number, givenMs: number, beyondProven: boolean): boolean {
+        if (!Number.isFinite(this.rate)) {
+            // Beyond the proven slots, what they delivered in a quiet window still stands.
+            const floor = beyondProven ? this.slots.provenDelivered * PACE_GAIN : 0;
+            this.learnFirst(now, givenMs, floor, true);
+            return true;
+        }
+        // Refused at a pace a quiet window proved, only with more in flight than one proved: the slots'
+        // doing (now capped below them), not the pace's. Both raised: both step back.
+        if (beyondProven && this.rate <= this.safeRate) return false;
+        // A relaxed bound's probe refused above the pace held for a period follows the pace, whatever
+        // share of requests the site refuses otherwise; else the cut's trial judges.
+        const undo = (before: PaceBounds) => Object.assign(this, before);
+        const follows =
+            this.pace.bound.isRelaxedProbe(this.rate) ||
+            this.trial.follows(now, 1 / run, this.rate, this.counts.dispatched, undo);
+        if (follows) this.cut(now, 1 / run, runMs);
+        return follows;
     }
 
     /**
