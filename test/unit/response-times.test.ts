@@ -41,19 +41,30 @@ describe('ResponseTimes', () => {
         expect(times.minMs).toBe(40);
     });
 
-    test('a typical answer is the window’s median, read with the last window’s while this one is short', () => {
+    test('a typical answer is the median of the last window without a queue, else the least', () => {
         const times = new ResponseTimes(30_000);
         times.add(T0, 20, true);
-        // Fewer answers than a median is read from: the least.
-        expect(times.typicalMs).toBe(20);
         times.add(T0 + 300, 30, true);
+        // No window kept yet: the least.
+        expect(times.typicalMs).toBe(20);
+        // Fewer answers than a median is read from: the least still.
+        times.keepTypical();
+        expect(times.typicalMs).toBe(20);
+        // A short window is read with the one before: 20, 30 and 30.
         times.newWindow();
         times.add(T0 + 600, 30, true);
-        // Two of the last window and one of this: 20, 30 and 30.
+        times.keepTypical();
         expect(times.typicalMs).toBe(30);
-        times.add(T0 + 900, 80, true);
-        times.add(T0 + 1_200, 90, true);
-        // Enough in this window alone: 30, 80 and 90.
-        expect(times.typicalMs).toBe(80);
+        // A window with a queue is not kept: the typical answer stays the unloaded one.
+        times.newWindow();
+        for (const [at, ms] of [
+            [900, 80],
+            [1_200, 90],
+            [1_500, 85],
+        ])
+            times.add(T0 + at, ms, true);
+        expect(times.typicalMs).toBe(30);
+        times.keepTypical();
+        expect(times.typicalMs).toBe(85);
     });
 });

@@ -216,13 +216,14 @@ export class DomainState implements ScopeReads {
     }
 
     /**
-     * An answer that came later than a typical one (the window's median) by x, up to the jitter floor,
-     * may have reached the site x late (on a loaded machine the client delays a request now and then by
-     * tens of ms): the next request leaves an interval after that arrival, not after the send, or the
-     * site sees the two closer than the pace. A slow way back costs the next request the same x. Slower
-     * answers are the site's own time (it was reached, then took longer), and a slot-bound scope must
-     * not wait an interval after each of them. Measured from the least answer instead, every answer's
-     * ordinary spread would slow the pace a little.
+     * An answer that came later than a typical one (the median of the last window without a queue) by
+     * x, up to the jitter floor, may have reached the site x late (on a loaded machine the client delays
+     * a request now and then by tens of ms): the next request leaves an interval after that arrival, not
+     * after the send, or the site sees the two closer than the pace. A slow way back costs the next
+     * request the same x; so does a queue at the site (a limiter that delays), which this brakes.
+     * Slower answers are the site's own time (it was reached, then took longer), and a slot-bound scope
+     * must not wait an interval after each of them. Measured from the least answer instead, every
+     * answer's ordinary spread would slow the pace a little.
      */
     private holdForLateArrival(now: number, { sentAt, intervalMs }: SentRequest): void {
         if (intervalMs === undefined) return;

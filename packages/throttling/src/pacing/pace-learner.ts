@@ -134,7 +134,7 @@ export class PaceLearner implements AdaptiveData {
         this.pace.bound.rate = rate;
     }
 
-    /** A typical response time of late (a window's median), ms (Infinity before any answer). */
+    /** A typical answer without a queue (the median of the last window that showed none), ms (Infinity before any answer). */
     get typicalResponseMs(): number {
         return this.times.typicalMs;
     }
@@ -348,6 +348,7 @@ export class PaceLearner implements AdaptiveData {
         const median = answers >= MIN_WINDOW_ANSWERS ? this.times.windowMedian() : 0;
         const least = Math.max(this.times.minMs, JITTER_FLOOR_MS);
         const queued = median > least * LATENCY_TOLERANCE;
+        if (!queued) this.times.keepTypical();
         this.proveWindow(now);
         if (queued && this.slots.count > 1) {
             // A queue at the site: shrink to the slots its unloaded time would keep busy (Gradient2).

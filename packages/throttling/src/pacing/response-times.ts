@@ -24,8 +24,9 @@ export class ResponseTimes {
     // When the first and the last of their requests were sent.
     private windowFirstSent = Number.POSITIVE_INFINITY;
     private windowLastSent = Number.NEGATIVE_INFINITY;
-    // Response times of the last window that had any: a short window reads its typical answer with them.
-    private previousWindow: number[] = [];
+    // Response times of the last windows that showed no queue, at least a median's worth when there
+    // were as many: the typical answer of an unloaded site is their median.
+    private quiet: number[] = [];
 
     constructor(private readonly periodMs: number) {}
 
@@ -64,13 +65,18 @@ export class ResponseTimes {
     }
 
     /**
-     * A typical response time of late: the median of this window, or of the last one with enough
-     * answers, or else the least (Infinity before any answer).
+     * A typical answer of the site without a queue: the median of the last window that showed none,
+     * read with the ones before while it has fewer answers than a median needs, or else the least
+     * (Infinity before any answer).
      */
     get typicalMs(): number {
-        if (this.inWindow.length >= MIN_WINDOW_ANSWERS) return median(this.inWindow);
-        const recent = [...this.previousWindow, ...this.inWindow];
-        return recent.length >= MIN_WINDOW_ANSWERS ? median(recent) : this.minMs;
+        return this.quiet.length >= MIN_WINDOW_ANSWERS ? median(this.quiet) : this.minMs;
+    }
+
+    /** The current window showed no queue: its answers are the typical ones now. */
+    keepTypical(): void {
+        if (this.inWindow.length >= MIN_WINDOW_ANSWERS) this.quiet = [...this.inWindow];
+        else if (this.inWindow.length > 0) this.quiet = [...this.quiet, ...this.inWindow].slice(-MIN_WINDOW_ANSWERS);
     }
 
     /** The least response time of the last one to two periods (Infinity before any answer). */
@@ -90,10 +96,7 @@ export class ResponseTimes {
 
     /** A new window starts: its answers are counted from now on. */
     newWindow(): void {
-        if (this.inWindow.length > 0) {
-            this.previousWindow = this.inWindow;
-            this.inWindow = [];
-        }
+        if (this.inWindow.length > 0) this.inWindow = [];
         this.windowFirstAt = -1;
         this.windowLastAt = -1;
         this.windowFirstSent = Number.POSITIVE_INFINITY;
