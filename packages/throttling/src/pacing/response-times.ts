@@ -24,9 +24,10 @@ export class ResponseTimes {
     // When the first and the last of their requests were sent.
     private windowFirstSent = Number.POSITIVE_INFINITY;
     private windowLastSent = Number.NEGATIVE_INFINITY;
-    // Response times of the last windows that showed no queue, at least a median's worth when there
-    // were as many: the typical answer of an unloaded site is their median.
-    private quiet: number[] = [];
+    // The typical answer of the site without a queue (NaN: none yet), and the last few answers of the
+    // windows that showed none (a short window is read with them): a median's worth, no more.
+    private quietMedian = Number.NaN;
+    private quietTail: number[] = [];
 
     constructor(private readonly periodMs: number) {}
 
@@ -70,13 +71,15 @@ export class ResponseTimes {
      * (Infinity before any answer).
      */
     get typicalMs(): number {
-        return this.quiet.length >= MIN_WINDOW_ANSWERS ? median(this.quiet) : this.minMs;
+        return Number.isNaN(this.quietMedian) ? this.minMs : this.quietMedian;
     }
 
     /** The current window showed no queue: its answers are the typical ones now. */
     keepTypical(): void {
-        if (this.inWindow.length >= MIN_WINDOW_ANSWERS) this.quiet = [...this.inWindow];
-        else if (this.inWindow.length > 0) this.quiet = [...this.quiet, ...this.inWindow].slice(-MIN_WINDOW_ANSWERS);
+        if (this.inWindow.length === 0) return;
+        this.quietTail = [...this.quietTail, ...this.inWindow.slice(-MIN_WINDOW_ANSWERS)].slice(-MIN_WINDOW_ANSWERS);
+        if (this.inWindow.length >= MIN_WINDOW_ANSWERS) this.quietMedian = median(this.inWindow);
+        else if (this.quietTail.length >= MIN_WINDOW_ANSWERS) this.quietMedian = median(this.quietTail);
     }
 
     /** The least response time of the last one to two periods (Infinity before any answer). */
