@@ -1,7 +1,8 @@
 /**
  * The pace of one scope's learner: the rate asked for, the one learned safe, the last quiet one and
- * the refused bound above them, and how a measurement, a quiet window, a drain or another process's
- * move sets them (docs/rampup.md, "What it does with it"). Rates are requests per second; times epoch ms.
+ * the refused bound above them, and how a measurement, a cut, a quiet window, a drain or another
+ * process's move sets them (docs/rampup.md, "What it does with it"). Rates are requests per second;
+ * times epoch ms.
  */
 import type { RampupPolicy } from './rampup-policy';
 import { clamp } from './rate-values';
