@@ -1,11 +1,12 @@
 import type { Request } from '@crawlee/core';
 
-import { ManualClock, parseRetryAfter, RequestThrottledError, ThrottlingRequestManager } from 'crawlee-throttling';
+import { ManualClock, parseRetryAfter, ThrottlingRequestManager } from 'crawlee-throttling';
 import type { ThrottlingRequestManagerOptions } from 'crawlee-throttling';
 import { memoryConfig } from './storage';
 import { oracleScope, SiteModel } from './sim-limiters';
 import type { SimAnswer, SimSite } from './sim-limiters';
 import { nextReadyAt } from './next-ready-at';
+import { respond } from './answer-request';
 
 export type { SimLimiter, SimSite } from './sim-limiters';
 export { asRealLimiter, oracleScope, SiteModel } from './sim-limiters';
@@ -100,18 +101,12 @@ export async function simulateCrawl(
         clock.set(Math.max(clock.now(), next));
         for (const f of inFlight.filter((x) => x.doneAt <= clock.now())) {
             inFlight.splice(inFlight.indexOf(f), 1);
-            const response = { statusCode: f.status, headers: f.headers };
             if (!f.refused) {
                 models.get(f.host)!.depart();
                 times.get(f.host)!.push(f.doneAt - f.sentAt);
-                await manager.handleResponse({ request: f.request }, response);
-                await manager.markRequestHandled(f.request);
                 done++;
-                continue;
             }
-            const error = await manager.handleResponse({ request: f.request }, response).catch((e: unknown) => e);
-            if (!(error instanceof RequestThrottledError)) throw new Error(`refusal not retried: ${String(error)}`);
-            await manager.reclaimRequest(f.request);
+            await respond(manager, f.request, { statusCode: f.status, headers: f.headers }, f.refused);
         }
     }
     const all = [...arrivals.values()].flat();

@@ -1,11 +1,12 @@
 import type { Request } from '@crawlee/core';
 
-import { ManualClock, RequestThrottledError, ThrottlingRequestManager } from 'crawlee-throttling';
+import { ManualClock, ThrottlingRequestManager } from 'crawlee-throttling';
 import type { SharedDomainClock, ThrottlingRequestManagerOptions } from 'crawlee-throttling';
 import { TokenBucket } from '../../packages/polite-web/src/token-bucket';
 import { retryAfterValue } from '../../packages/polite-web/src/retry-after';
 import { memoryConfig } from './storage';
 import { nextReadyAt } from './next-ready-at';
+import { respond } from './answer-request';
 
 export const SIM_START = 1_780_000_000_000;
 export const SIM_HOST = 'shop.example';
@@ -109,17 +110,9 @@ export async function simulateSharedCrawl(settings: {
         settings.onStep?.(managers, clock.now());
         for (const f of inFlight.filter((x) => x.doneAt <= clock.now())) {
             inFlight.splice(inFlight.indexOf(f), 1);
-            const manager = managers[f.process];
             const response = { statusCode: f.refused ? 429 : 200, headers: f.headers };
-            if (!f.refused) {
-                await manager.handleResponse({ request: f.request }, response);
-                await manager.markRequestHandled(f.request);
-                handled[f.process] += 1;
-                continue;
-            }
-            const error = await manager.handleResponse({ request: f.request }, response).catch((e: unknown) => e);
-            if (!(error instanceof RequestThrottledError)) throw new Error(`refusal not retried: ${String(error)}`);
-            await manager.reclaimRequest(f.request);
+            await respond(managers[f.process], f.request, response, f.refused);
+            if (!f.refused) handled[f.process] += 1;
         }
     }
     return { arrivals, handled, managers, clock };
