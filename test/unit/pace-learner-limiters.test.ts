@@ -138,6 +138,18 @@ describe('concurrency caps (nginx limit_conn: 503 beyond N)', () => {
         expect(r.manager.snapshot()[0].concurrencyLimit).toBeLessThanOrEqual(2);
         expect(r.makespanMs).toBeLessThanOrEqual(1.2 * oracle.makespanMs);
     });
+
+    test('the burst that finds the cap holds the site one interval of the proven slots, not a second', async () => {
+        const site: SimSite = { host, latencyMs: 244, limiter: { kind: 'conn', max: 2 } };
+        const r = await simulateCrawl([site], 20);
+        expect(r.done).toBe(20);
+        const list = r.arrivals.get(host)!;
+        const last = list.map((a) => a.refused).lastIndexOf(true);
+        // Two slots at 244 ms deliver about 8 req/s: the next request goes out some 130 ms after the
+        // refusals (a bare refusal's second would be 1,000 ms).
+        expect(list[last + 1].at - list[last].at).toBeLessThan(400);
+        expect(refusedAt(r)).toBeLessThanOrEqual(2);
+    });
 });
 
 describe('fixed windows (N per window; every request counts, refused ones too)', () => {

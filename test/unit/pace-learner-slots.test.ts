@@ -106,3 +106,44 @@ describe('a refusal with several requests in flight', () => {
         expect(learner.extraConcurrency).toBe(1);
     });
 });
+
+describe('the wait after a refusal that may be a concurrency cap', () => {
+    test('beyond two proven slots, before anything sent beyond them was accepted: one interval of what they delivered', () => {
+        const learner = new PaceLearner();
+        learner.extraConcurrency = 3;
+        // Six answers in a 1.2 s window at two in flight: 5 req/s delivered, quietly.
+        const now = windowOf(learner, T0, [2, 2, 2]);
+        learner.onDispatch(now, POLICY, 100, 3);
+        learner.onDispatch(now, POLICY, 100, 4);
+        expect(learner.firstWaitMs(4)).toBeCloseTo(1000 / (0.95 * 5), 5);
+        // Within the proven slots it is no cap's: read as a bare refusal.
+        expect(learner.firstWaitMs(2)).toBe(1_000);
+    });
+
+    test('once a request sent beyond the proven slots was accepted, no cap refused: a bare refusal', () => {
+        const learner = new PaceLearner();
+        learner.extraConcurrency = 3;
+        const now = windowOf(learner, T0, [2, 2, 2]);
+        learner.onDispatch(now, POLICY, 100, 3);
+        learner.onAnswer(now + RESPONSE_MS, now);
+        learner.onDispatch(now + RESPONSE_MS, POLICY, 100, 4);
+        expect(learner.firstWaitMs(4)).toBe(1_000);
+    });
+
+    test('with one slot proved, two sent together are refused by a burst-1 bucket too: a bare refusal', () => {
+        const learner = new PaceLearner();
+        learner.extraConcurrency = 1;
+        const now = windowOf(learner, T0, [1, 1, 1]);
+        learner.onDispatch(now, POLICY, 100, 2);
+        expect(learner.firstWaitMs(2)).toBe(1_000);
+    });
+
+    test('paced above what a quiet window proved, a refusal follows the pace: a bare refusal', () => {
+        const learner = new PaceLearner(8);
+        learner.safeRate = 4;
+        learner.extraConcurrency = 3;
+        const now = windowOf(learner, T0, [2, 2, 2]);
+        learner.onDispatch(now, POLICY, 100, 4);
+        expect(learner.firstWaitMs(4)).toBe(1_000);
+    });
+});

@@ -116,14 +116,15 @@ export class BackoffClock {
 
     /**
      * Records a refusal. While the clock runs, a refusal does not escalate (a burst of in-flight
-     * requests all refused counts once); a server-given wait may still extend the clock. `safeRate`
-     * (the learner's, 0 when none) sets the first step under rampup; `stepBack` moves the rest.
+     * requests all refused counts once); a server-given wait may still extend the clock.
+     * `learnedFirstMs` (the pace learner's, 0 when none) sets the first step under rampup; `stepBack`
+     * moves the rest.
      */
     recordRefusal(
         now: number,
         waitMs: number | undefined,
         policy: BackoffPolicy,
-        safeRate: number,
+        learnedFirstMs: number,
         stepBack: StepBack,
     ): RateLimitOutcome {
         this.refusalCount += 1;
@@ -137,7 +138,7 @@ export class BackoffClock {
             }
             outcome = { escalated: false, waitMs: this.until - now };
         } else {
-            outcome = this.escalate(now, waitMs, policy, safeRate, stepBack);
+            outcome = this.escalate(now, waitMs, policy, learnedFirstMs, stepBack);
         }
         this.backedOffTotal += Math.max(0, this.until - coveredUntil);
         this.accumulateStall(now);
@@ -149,11 +150,11 @@ export class BackoffClock {
         now: number,
         waitMs: number | undefined,
         policy: BackoffPolicy,
-        safeRate: number,
+        learnedFirstMs: number,
         stepBack: StepBack,
     ): RateLimitOutcome {
         const exponent = Math.min(this.effectiveExponent(now) + 1, MAX_BACKOFF_EXPONENT);
-        const { delayMs, requestedMs, fromServer } = backoffStep(exponent, waitMs, policy, safeRate);
+        const { delayMs, requestedMs, fromServer } = backoffStep(exponent, waitMs, policy, learnedFirstMs);
         // The rampup search paces from here: back to the last safe rate, not raised pacing.
         if (!policy.rampup) {
             const current = this.penaltyAt(now, policy);

@@ -24,17 +24,18 @@ export interface BackoffStep {
 /**
  * The wait of the escalation to `exponent` (1 for the first): the server's wait when it gave one, or
  * the exponential step. Jitter spreads exponential waits so many workers do not wake together; a
- * server-given wait is a minimum and is only ever lengthened. `safeRate` is the learner's (0: none).
+ * server-given wait is a minimum and is only ever lengthened. `learnedFirstMs` is the first step the
+ * pace learner asks for (0: none, or no learner).
  */
 export function backoffStep(
     exponent: number,
     waitMs: number | undefined,
     policy: BackoffPolicy,
-    safeRate: number,
+    learnedFirstMs: number,
 ): BackoffStep {
     const factor = policy.backoffFactor ?? 2;
     const exponentialMs = Math.min(
-        firstBackoffMs(policy, safeRate) * factor ** (exponent - 1),
+        firstBackoffMs(policy, learnedFirstMs) * factor ** (exponent - 1),
         Number.MAX_SAFE_INTEGER,
     );
     const fromServer = waitMs !== undefined && waitMs > 0;
@@ -44,13 +45,13 @@ export function backoffStep(
 }
 
 /**
- * The first step of exponential backoff. Adaptive pacing reads a bare refusal as "a little too
- * fast", as a `Retry-After: 1` would say: it waits a second (or two intervals of a slow site), not
+ * The first step of exponential backoff. Adaptive pacing asks for its own (`PaceLearner.firstWaitMs`:
+ * a bare refusal read as "a little too fast", as a `Retry-After: 1` would say), never more than
  * `baseDelaySecs`; a run of refusals without an answer still doubles from there.
  */
-function firstBackoffMs(policy: BackoffPolicy, safeRate: number): number {
-    if (!policy.rampup) return policy.backoffMinDelayMs;
-    return Math.min(policy.backoffMinDelayMs, Math.max(1000, safeRate > 0 ? 2000 / safeRate : 0));
+function firstBackoffMs(policy: BackoffPolicy, learnedFirstMs: number): number {
+    if (!policy.rampup || !(learnedFirstMs > 0)) return policy.backoffMinDelayMs;
+    return Math.min(policy.backoffMinDelayMs, learnedFirstMs);
 }
 
 /**

@@ -254,8 +254,8 @@ export class DomainState implements ScopeReads {
      * of the new pace: the clock was armed at the pace just refused.
      */
     recordRateLimit(now: number, waitMs: number | undefined, policy: BackoffPolicy): RateLimitOutcome {
-        const safeRate = this.rampupState?.safeRate ?? 0;
-        const outcome = this.ownBackoff().recordRefusal(now, waitMs, policy, safeRate, (delayMs, fromServer) => {
+        const firstMs = policy.rampup ? this.ramp(policy.rampup).firstWaitMs(this.inFlight) : 0;
+        const outcome = this.ownBackoff().recordRefusal(now, waitMs, policy, firstMs, (delayMs, fromServer) => {
             if (policy.rampup) {
                 const pacer = this.ramp(policy.rampup);
                 pacer.onTrigger(now, policy.rampup, delayMs, fromServer, this.inFlight);

@@ -5,6 +5,7 @@
  * last announced. `max` is the policy's slot cap, passed with each change (the policy may change).
  * docs/rampup.md explains the model; times are epoch ms.
  */
+import { PACE_GAIN } from './pace-learner-constants';
 import { SlotKnee } from './slot-knee';
 
 export class LearnedSlots {
@@ -32,9 +33,27 @@ export class LearnedSlots {
         return this.knee.provenDelivered;
     }
 
-    /** A dispatch of the current window went out with `inFlight` in flight, itself included. */
-    noteInFlight(inFlight: number): void {
-        this.knee.noteInFlight(inFlight);
+    /**
+     * The wait after a refusal with `inFlight` in flight that may be a concurrency cap's, ms (0: not
+     * one). Beyond the slots a quiet window proved (two or more), before anything sent beyond them was
+     * accepted (`SlotKnee.mayBeCap`): a cap refuses only what is beyond it, and at once, so the slots
+     * come down to the proven ones and wait one interval of what they delivered. A bucket that ran
+     * empty just as the slots grew looks the same: as fast as that, it has a token again by then;
+     * slower, the pace is refused again, a little sooner than after a second's wait.
+     */
+    capWaitMs(inFlight: number): number {
+        const delivered = this.knee.provenDelivered * PACE_GAIN;
+        return delivered > 0 && this.knee.mayBeCap(inFlight) ? 1000 / delivered : 0;
+    }
+
+    /** A dispatch of the current window went out at `now` with `inFlight` in flight, itself included. */
+    noteInFlight(now: number, inFlight: number): void {
+        this.knee.noteInFlight(now, inFlight);
+    }
+
+    /** An accepted answer to a request sent at `sentAt`. */
+    noteAccepted(sentAt: number): void {
+        this.knee.noteAccepted(sentAt);
     }
 
     /** A new measuring window starts. */

@@ -164,7 +164,7 @@ export class PaceLearner implements AdaptiveData {
         if (this.firstDispatchAt < 0) this.firstDispatchAt = now;
         if (this.window.start < 0) this.startWindow(now);
         this.window.count(now, 1, 0);
-        this.slots.noteInFlight(inFlight);
+        this.slots.noteInFlight(now, inFlight);
         this.maybeCloseWindow(now);
     }
 
@@ -184,6 +184,7 @@ export class PaceLearner implements AdaptiveData {
         this.window.count(now, 0, 1);
         if (sentAt === undefined) return;
         this.points.answeredBefore(sentAt);
+        this.slots.noteAccepted(sentAt);
         this.afterLockout(now, this.lockout.end(sentAt, this.counts.siteBacklog));
         this.times.add(now, now - sentAt, sentAt >= this.window.start);
         this.maybeCloseWindow(now);
@@ -249,6 +250,19 @@ export class PaceLearner implements AdaptiveData {
             this.trial.follows(now, 1 / run, this.rate, this.counts.dispatched, undo);
         if (follows) this.cut(now, 1 / run, runMs);
         return follows;
+    }
+
+    /**
+     * The first backoff step of a refusal that names no wait, with `inFlight` in flight (itself
+     * included), ms: read as `Retry-After: 1`, or two intervals of a slow site; one interval of the
+     * proven slots where it may be a concurrency cap's (`LearnedSlots.capWaitMs`), at a pace they
+     * proved or unpaced.
+     */
+    firstWaitMs(inFlight: number): number {
+        const provenPace = !Number.isFinite(this.rate) || this.rate <= this.safeRate;
+        const capMs = provenPace ? this.slots.capWaitMs(inFlight) : 0;
+        if (capMs > 0) return Math.min(BARE_REFUSAL_MS, capMs);
+        return Math.max(BARE_REFUSAL_MS, this.safeRate > 0 ? 2000 / this.safeRate : 0);
     }
 
     /**

@@ -20,15 +20,34 @@ export class SlotKnee {
     private delivered = 0;
     // The most requests in flight at a dispatch of the current window.
     private windowMostInFlight = 0;
+    // When a request first went out beyond the proven slots (-1: none since they were last proven),
+    // and whether one sent since was accepted: a cap would have refused it.
+    private beyondSince = -1;
+    private acceptedBeyond = false;
 
     /** What the proven slots delivered, answers a second (0 before a quiet window). */
     get provenDelivered(): number {
         return this.delivered;
     }
 
-    /** A dispatch of the current window went out with `inFlight` in flight, itself included. */
-    noteInFlight(inFlight: number): void {
+    /** A dispatch of the current window went out at `now` with `inFlight` in flight, itself included. */
+    noteInFlight(now: number, inFlight: number): void {
         this.windowMostInFlight = Math.max(this.windowMostInFlight, inFlight);
+        if (this.beyondSince < 0 && this.isBeyondProven(inFlight)) this.beyondSince = now;
+    }
+
+    /** An accepted answer to a request sent at `sentAt`. */
+    noteAccepted(sentAt: number): void {
+        if (this.beyondSince >= 0 && sentAt >= this.beyondSince) this.acceptedBeyond = true;
+    }
+
+    /**
+     * Whether a refusal with `inFlight` in flight may be a concurrency cap's: more in flight than a
+     * quiet window had, and nothing sent beyond those accepted since (a cap refuses the first request
+     * beyond it; a bucket that ran empty after the slots grew accepted some first).
+     */
+    mayBeCap(inFlight: number): boolean {
+        return !this.provedOneSlot && this.isBeyondProven(inFlight) && !this.acceptedBeyond;
     }
 
     /** A new measuring window starts. */
@@ -57,13 +76,20 @@ export class SlotKnee {
         this.unsure = unsure;
         this.provenSlots = Math.min(this.provenSlots, safeSlots);
         this.kneeAt = now;
+        this.resetBeyond();
     }
 
     /** A quiet window of `answersPerSecond` proved what it had in flight; a knee a period old lapses. */
     onQuiet(now: number, answersPerSecond: number): void {
+        if (this.windowMostInFlight > this.provenSlots) this.resetBeyond();
         this.provenSlots = Math.max(this.provenSlots, this.windowMostInFlight);
         this.delivered = Math.max(this.delivered, answersPerSecond);
         if (now - this.kneeAt >= PERIOD_MS) this.knee = Number.POSITIVE_INFINITY;
+    }
+
+    private resetBeyond(): void {
+        this.beyondSince = -1;
+        this.acceptedBeyond = false;
     }
 
     /**
