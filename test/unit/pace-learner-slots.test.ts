@@ -130,6 +130,16 @@ describe('the wait after a refusal that may be a concurrency cap', () => {
         expect(learner.firstWaitMs(4)).toBe(1_000);
     });
 
+    test('slots the window kept busy carry as many answers in flight as their time allows (Little), when more than it counted', () => {
+        const learner = new PaceLearner();
+        learner.extraConcurrency = 3;
+        // Six answers in 1.2 s (5 a second), but the two slots held the scope back: at 50 ms an answer
+        // two busy slots carry 40 a second; a window's count reads low by the time its first answer took.
+        const now = windowOf(learner, T0, [2, 2, 2], true);
+        learner.onDispatch(now, POLICY, 100, 4);
+        expect(learner.firstWaitMs(4)).toBeCloseTo(1000 / (0.95 * 40), 5);
+    });
+
     test('with one slot proved, two sent together are refused by a burst-1 bucket too: a bare refusal', () => {
         const learner = new PaceLearner();
         learner.extraConcurrency = 1;

@@ -86,11 +86,19 @@ export class LearnedSlots {
     /**
      * A window without a queue or a refusal, delivering `answersPerSecond`: its slots are safe. When
      * they held the scope back (`slotBound`) under the cap, they grow as far as the knee allows, and
-     * true is answered: the window was the slots', and says nothing of the pace.
+     * true is answered: the window was the slots', and says nothing of the pace. `typicalMs`: a
+     * typical answer's time, what each busy slot carries (`SlotKnee.onQuiet`).
      */
-    onQuiet(now: number, answersPerSecond: number, slotBound: boolean, paced: boolean, max: number): boolean {
+    onQuiet(
+        now: number,
+        answersPerSecond: number,
+        slotBound: boolean,
+        paced: boolean,
+        max: number,
+        typicalMs = Number.POSITIVE_INFINITY,
+    ): boolean {
         this.safeExtra = this.extra;
-        this.knee.onQuiet(now, answersPerSecond);
+        this.knee.onQuiet(now, answersPerSecond, slotBound ? typicalMs : Number.POSITIVE_INFINITY);
         if (!slotBound || this.count >= max) return false;
         this.setCount(this.knee.grow(this.count, paced), max);
         return true;

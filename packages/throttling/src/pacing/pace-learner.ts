@@ -394,7 +394,9 @@ export class PaceLearner implements AdaptiveData {
     private onQuietWindow(now: number): void {
         const delivered = (this.times.windowCount * 1000) / Math.max(1, this.window.lengthAt(now));
         const paced = Number.isFinite(this.rate);
-        if (this.slots.onQuiet(now, delivered, this.window.slotBound, paced, this.policy.maxConcurrency)) return;
+        const { slotBound } = this.window;
+        const { maxConcurrency } = this.policy;
+        if (this.slots.onQuiet(now, delivered, slotBound, paced, maxConcurrency, this.times.typicalMs)) return;
         if (this.pace.endDrain()) return;
         if (!Number.isFinite(this.rate) || !this.window.heldByPace(now, this.rate, PACE_GAIN)) return;
         // Twice the run that led to the cut without a refusal: the share fell, the cut followed the pace.

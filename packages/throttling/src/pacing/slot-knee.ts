@@ -79,11 +79,17 @@ export class SlotKnee {
         this.resetBeyond();
     }
 
-    /** A quiet window of `answersPerSecond` proved what it had in flight; a knee a period old lapses. */
-    onQuiet(now: number, answersPerSecond: number): void {
+    /**
+     * A quiet window of `answersPerSecond` proved what it had in flight; a knee a period old lapses.
+     * Its slots kept busy, each answer `busyAnswerMs` long (Infinity: not kept busy), they carry as
+     * many answers in flight each that long (Little's law), when more: a window's count reads low by
+     * the time its first answer took to come (behind `limit_conn 2` at 244 ms, 6.6 where two slots
+     * carry 8.2 a second).
+     */
+    onQuiet(now: number, answersPerSecond: number, busyAnswerMs = Number.POSITIVE_INFINITY): void {
         if (this.windowMostInFlight > this.provenSlots) this.resetBeyond();
         this.provenSlots = Math.max(this.provenSlots, this.windowMostInFlight);
-        this.delivered = Math.max(this.delivered, answersPerSecond);
+        this.delivered = Math.max(this.delivered, answersPerSecond, (this.windowMostInFlight * 1000) / busyAnswerMs);
         if (now - this.kneeAt >= PERIOD_MS) this.knee = Number.POSITIVE_INFINITY;
     }
 
