@@ -254,16 +254,17 @@ export class DomainState implements ScopeReads {
      * of the new pace: the clock was armed at the pace just refused.
      */
     recordRateLimit(now: number, waitMs: number | undefined, policy: BackoffPolicy): RateLimitOutcome {
-        const firstMs = policy.rampup ? this.ramp(policy.rampup).firstWaitMs(this.inFlight) : 0;
+        const { rampup } = policy;
+        const pacer = rampup ? this.ramp(rampup) : undefined;
+        const firstMs = pacer?.firstWaitMs(this.inFlight) ?? 0;
         const outcome = this.ownBackoff().recordRefusal(now, waitMs, policy, firstMs, (delayMs, fromServer) => {
-            if (policy.rampup) {
-                const pacer = this.ramp(policy.rampup);
-                pacer.onTrigger(now, policy.rampup, delayMs, fromServer, this.inFlight);
+            if (rampup && pacer) {
+                pacer.onTrigger(now, rampup, delayMs, fromServer, this.inFlight);
                 this.holdDispatchUntil(now + pacer.delayMs());
             }
             return this.nextAt;
         });
-        if (!outcome.escalated && policy.rampup) this.rampupState?.onRefusedInBackoff(now, this.inFlight);
+        if (!outcome.escalated) pacer?.onRefusedInBackoff(now, this.inFlight);
         return outcome;
     }
 
