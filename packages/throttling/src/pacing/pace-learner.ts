@@ -20,21 +20,16 @@
  * Rates are requests per second; times epoch ms. Decisions take `now` and read no clock.
  */
 import type { RampupPolicy } from './rampup-policy';
-import { RAMPUP_DEFAULTS } from './rampup-policy';
-import { ResponseTimes } from './response-times';
 import { DeliveryPoints } from './delivery-points';
 import type { DeliverySample } from './delivery-points';
-import { adaptiveData, parseAdaptiveData } from './adaptive-data';
-import type { AdaptiveData } from './adaptive-data';
+import { parseAdaptiveData } from './adaptive-data';
 import { CutTrial } from './cut-trial';
 import type { PaceBounds } from './cut-trial';
-import { LearnedPace } from './learned-pace';
-import { LearnedSlots } from './learned-slots';
 import { LearnerCounts } from './learner-counts';
 import { Lockout } from './lockout';
-import { MeasuringWindow } from './measuring-window';
-import { RateProof } from './rate-proof';
 import type { LockoutReading } from './lockout';
+import { PaceLearnerState } from './pace-learner-state';
+import { RateProof } from './rate-proof';
 import {
     BARE_REFUSAL_MS,
     JITTER_FLOOR_MS,
@@ -47,22 +42,11 @@ import {
     PERIOD_MS,
 } from './pace-learner-constants';
 
-export class PaceLearner implements AdaptiveData {
-    readonly kind = 'adaptive';
-    // The pace asked for, the safe and the last quiet one, and the refused bound above them.
-    private readonly pace: LearnedPace;
-    // How many requests may be in flight: learned from queueing, refusals and announced quotas.
-    private readonly slots = new LearnedSlots();
-    // Response times: the least one (unloaded) and this window's.
-    private readonly times = new ResponseTimes(PERIOD_MS);
+export class PaceLearner extends PaceLearnerState {
     // Points where the bucket was known empty, to measure the delivery rate from.
     private readonly points = new DeliveryPoints(PERIOD_MS);
-    // The policy of the last dispatch (answers come without one): the slot cap and the pace bounds.
-    private policy: RampupPolicy = RAMPUP_DEFAULTS;
     // Requests sent and answers accepted, every process's, and the requests waiting here.
     private readonly counts = new LearnerCounts();
-    // The current measuring window.
-    private readonly window = new MeasuringWindow();
     // When the last refusal came (-1: none yet): the run since it is what a cut then answers.
     private refusedAt = -1;
     // What accepted requests proved of the rate since the last refusal: a cut does not fall below it.
@@ -81,76 +65,7 @@ export class PaceLearner implements AdaptiveData {
 
     /** `initialRate`: a pace to start from instead of unpaced (Infinity). */
     constructor(initialRate = Number.POSITIVE_INFINITY) {
-        this.pace = new LearnedPace(initialRate);
-    }
-
-    /** Current pace, requests per second (Infinity: unpaced). */
-    get rate(): number {
-        return this.pace.rate;
-    }
-
-    set rate(rate: number) {
-        this.pace.rate = rate;
-    }
-
-    /** The pace learned to be safe: the last quiet or estimated one; 0 while unknown. */
-    get safeRate(): number {
-        return this.pace.safeRate;
-    }
-
-    set safeRate(rate: number) {
-        this.pace.safeRate = rate;
-    }
-
-    /** Slots on top of one. */
-    get extraConcurrency(): number {
-        return this.slots.extra;
-    }
-
-    set extraConcurrency(n: number) {
-        this.slots.extra = n;
-    }
-
-    /** The slots of the last window that saw no queue (persisted; a resumed crawl starts there). */
-    get safeExtraConcurrency(): number {
-        return this.slots.safeExtra;
-    }
-
-    set safeExtraConcurrency(n: number) {
-        this.slots.safeExtra = n;
-    }
-
-    /** Slots on top of one in force now: the learned ones, within the quota the site last announced. */
-    get allowedExtraConcurrency(): number {
-        return this.slots.allowedExtra;
-    }
-
-    /** The lowest pace refused (or queued at) since the last relaxing; Infinity when none. */
-    get unsafeRate(): number {
-        return this.pace.bound.rate;
-    }
-
-    set unsafeRate(rate: number) {
-        this.pace.bound.rate = rate;
-    }
-
-    /** A typical answer without a queue (the median of the last window that showed none), ms (Infinity before any answer). */
-    get typicalResponseMs(): number {
-        return this.times.typicalMs;
-    }
-
-    /** The delay between dispatches asked for, ms (0 while unpaced). */
-    delayMs(): number {
-        return Number.isFinite(this.rate) ? 1000 / this.rate : 0;
-    }
-
-    /** In this window the scope had work and a clock allowing it, but every slot was busy. */
-    get slotBoundInWindow(): boolean {
-        return this.window.slotBound;
-    }
-
-    set slotBoundInWindow(bound: boolean) {
-        this.window.slotBound = bound;
+        super(initialRate);
     }
 
     /**
@@ -288,15 +203,6 @@ export class PaceLearner implements AdaptiveData {
         this.points.add(now, this.counts.answered, this.rate, waitMs);
         // The scope is held until the reset: the next window starts then, as after a refusal's wait.
         this.startWindow(now + waitMs);
-    }
-
-    /**
-     * The site announced `remaining` requests left in its quota (RateLimit headers): no more slots
-     * than that, or the requests in flight beyond it would be refused. The learned slots stay: the
-     * next announcement (a new window's) lifts the cap.
-     */
-    onQuotaLeft(remaining: number): void {
-        this.slots.onQuotaLeft(remaining);
     }
 
     /**
@@ -454,10 +360,6 @@ export class PaceLearner implements AdaptiveData {
         // here: what is delivered since reads low, and is never taken as the site's rate exactly.
         this.points.add(now, this.counts.answered, 0, 0);
         return true;
-    }
-
-    toJSON(): AdaptiveData {
-        return adaptiveData(this);
     }
 
     /** Rebuilds from persisted data (known fields only, each checked), or undefined when malformed. */
