@@ -1,8 +1,13 @@
 import { DomainState } from '../../packages/throttling/src/pacing/domain-state';
 import { isReady, readyAt } from '../../packages/throttling/src/pacing/readiness-decision';
-import { MAX_BACKOFF_EXPONENT, STALL_DISPATCH_SLACK_MS } from '../../packages/throttling/src/pacing/backoff-steps';
+import {
+    backoffStep,
+    MAX_BACKOFF_EXPONENT,
+    STALL_DISPATCH_SLACK_MS,
+} from '../../packages/throttling/src/pacing/backoff-steps';
 import { NUMERIC_FIELDS, restoreState, saveState } from '../../packages/throttling/src/pacing/domain-state-codec';
 import { resolvePolicy } from '../../packages/throttling/src/pacing/policy';
+import { RAMPUP_DEFAULTS } from '../../packages/throttling/src/pacing/rampup-policy';
 
 const policy = { backoffMinDelayMs: 2_000, backoffMaxDelayMs: 60_000 };
 const T0 = 1_000_000;
@@ -136,6 +141,20 @@ describe('DomainState: backoff', () => {
         expect(s.backoff.decayAt).toBe(T0 + 10_000 + 2_000);
         // The retry at T0+10 s refused again: must escalate, not decay.
         expect(s.recordRateLimit(T0 + 10_050, undefined, policy).waitMs).toBe(4_000);
+    });
+});
+
+describe('a skipped retry', () => {
+    const rampupPolicy = { ...policy, rampup: RAMPUP_DEFAULTS };
+
+    test('waits out the step it skips and the next one, with no retry between', () => {
+        // The learner's first step of 1 s: retries after 1 and 2 s, then the 4 s step skipped and the 8 s waited.
+        expect(backoffStep(3, undefined, rampupPolicy, 1_000).delayMs).toBe(4_000);
+        expect(backoffStep(4, undefined, rampupPolicy, 1_000, true).delayMs).toBe(12_000);
+    });
+
+    test('never lengthens a wait the server gave', () => {
+        expect(backoffStep(4, 3_000, rampupPolicy, 1_000, true).delayMs).toBe(3_000);
     });
 });
 

@@ -14,9 +14,24 @@ function lockedOut(run: number, refusedAt: number, retries: number[]): Lockout {
 
 describe('a lockout read by the probe that ends it', () => {
     test('reads the run over the time to the probe, and over the time to the last refused retry', () => {
-        // 7 answers from t = 0, refused at 0.5 s, retries refused at 1.5, 3.5 and 7.5 s, a probe through at 15.5 s.
-        const reading = lockedOut(7, 500, [1_500, 3_500, 7_500]).end(15_500, 100);
-        expect(reading).toEqual({ rate: 7 / 15.5, upper: 7 / 7.5, spanMs: 15_500 });
+        // 7 answers from t = 0, refused at 0.5 s, retries refused at 1.5, 3.5 and 7.5 s, a probe through at 12.5 s.
+        const reading = lockedOut(7, 500, [1_500, 3_500, 7_500]).end(12_500, 100);
+        expect(reading).toEqual({ rate: 7 / 12.5, upper: 7 / 7.5, spanMs: 12_500 });
+    });
+
+    test('reads a retry skipped after the long gap as refused: the upper reading is at most twice the lower', () => {
+        // Retries refused at 1.5 and 3.5 s; the one at 7.5 s skipped, a probe through at 15.5 s. The
+        // last refused retry alone would read 2 req/s, and pace the site at their mean, 0.95 req/s.
+        const reading = lockedOut(7, 500, [1_500, 3_500]).end(15_500, 100);
+        expect(reading).toEqual({ rate: 7 / 15.5, upper: (2 * 7) / 15.5, spanMs: 15_500 });
+    });
+
+    test('a long gap is one of two seconds or more since the last refusal, inside a lockout', () => {
+        const lockout = lockedOut(7, 500, [1_500]);
+        expect(lockout.longGapAt(3_499, GAP)).toBe(false);
+        expect(lockout.longGapAt(3_500, GAP)).toBe(true);
+        lockout.end(3_600, 100);
+        expect(lockout.longGapAt(9_000, GAP)).toBe(false);
     });
 
     test('reads nothing until a retry was refused a long gap after the refusal before it', () => {

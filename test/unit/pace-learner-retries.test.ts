@@ -58,3 +58,28 @@ describe('a refusal with no answer since the last one', () => {
         learner.onAnswer(accepted + RESPONSE_MS, accepted);
     });
 });
+
+describe('a retry refused two seconds or more after the refusal before it', () => {
+    test('skips the next retry: a limiter that remembers would count it and stay locked', () => {
+        const { learner, at } = refusedAfterBurst(5, 700);
+        // The first retry comes a second after the refusal, and is refused: no long gap yet.
+        const first = at + 1_000;
+        learner.onDispatch(first, POLICY, 20, 1);
+        expect(learner.skipsRetry(first)).toBe(false);
+        learner.onTrigger(first, POLICY, 2_000, false, 1);
+        // The second, two seconds after the first: a bucket of 0.5 req/s or more would have taken it.
+        const second = first + 2_000;
+        learner.onDispatch(second, POLICY, 20, 1);
+        expect(learner.skipsRetry(second)).toBe(true);
+    });
+
+    test('does not skip after a refusal that is no retry (an answer came since)', () => {
+        const { learner, at } = refusedAfterBurst(5, 700);
+        const accepted = at + 700;
+        learner.onDispatch(accepted, POLICY, 20, 1);
+        learner.onAnswer(accepted + RESPONSE_MS, accepted);
+        const refused = accepted + 2_500;
+        learner.onDispatch(refused, POLICY, 20, 1);
+        expect(learner.skipsRetry(refused)).toBe(false);
+    });
+});

@@ -118,7 +118,8 @@ export class BackoffClock {
      * Records a refusal. While the clock runs, a refusal does not escalate (a burst of in-flight
      * requests all refused counts once); a server-given wait may still extend the clock.
      * `learnedFirstMs` (the pace learner's, 0 when none) sets the first step under rampup; `stepBack`
-     * moves the rest.
+     * moves the rest; `skipRetry` (the learner's, `PaceLearner.skipsRetry`) waits out the next
+     * exponential step without a retry, as one step more.
      */
     recordRefusal(
         now: number,
@@ -126,6 +127,7 @@ export class BackoffClock {
         policy: BackoffPolicy,
         learnedFirstMs: number,
         stepBack: StepBack,
+        skipRetry = false,
     ): RateLimitOutcome {
         this.refusalCount += 1;
         let outcome: RateLimitOutcome;
@@ -138,7 +140,7 @@ export class BackoffClock {
             }
             outcome = { escalated: false, waitMs: this.until - now };
         } else {
-            outcome = this.escalate(now, waitMs, policy, learnedFirstMs, stepBack);
+            outcome = this.escalate(now, waitMs, policy, learnedFirstMs, stepBack, skipRetry);
         }
         this.backedOffTotal += Math.max(0, this.until - coveredUntil);
         this.accumulateStall(now);
@@ -152,9 +154,12 @@ export class BackoffClock {
         policy: BackoffPolicy,
         learnedFirstMs: number,
         stepBack: StepBack,
+        skipRetry: boolean,
     ): RateLimitOutcome {
-        const exponent = Math.min(this.effectiveExponent(now) + 1, MAX_BACKOFF_EXPONENT);
-        const { delayMs, requestedMs, fromServer } = backoffStep(exponent, waitMs, policy, learnedFirstMs);
+        // A retry the learner skips is one escalation more, waited out without sending it.
+        const skip = skipRetry && !(waitMs !== undefined && waitMs > 0);
+        const exponent = Math.min(this.effectiveExponent(now) + (skip ? 2 : 1), MAX_BACKOFF_EXPONENT);
+        const { delayMs, requestedMs, fromServer } = backoffStep(exponent, waitMs, policy, learnedFirstMs, skip);
         // The rampup search paces from here: back to the last safe rate, not raised pacing.
         if (!policy.rampup) {
             const current = this.penaltyAt(now, policy);

@@ -25,19 +25,20 @@ export interface BackoffStep {
  * The wait of the escalation to `exponent` (1 for the first): the server's wait when it gave one, or
  * the exponential step. Jitter spreads exponential waits so many workers do not wake together; a
  * server-given wait is a minimum and is only ever lengthened. `learnedFirstMs` is the first step the
- * pace learner asks for (0: none, or no learner).
+ * pace learner asks for (0: none, or no learner); `skipped`: the step before `exponent` was skipped,
+ * its wait is waited too, with no retry between.
  */
 export function backoffStep(
     exponent: number,
     waitMs: number | undefined,
     policy: BackoffPolicy,
     learnedFirstMs: number,
+    skipped = false,
 ): BackoffStep {
     const factor = policy.backoffFactor ?? 2;
-    const exponentialMs = Math.min(
-        firstBackoffMs(policy, learnedFirstMs) * factor ** (exponent - 1),
-        Number.MAX_SAFE_INTEGER,
-    );
+    const firstMs = firstBackoffMs(policy, learnedFirstMs);
+    const stepMs = (e: number) => firstMs * factor ** (e - 1);
+    const exponentialMs = Math.min(stepMs(exponent) + (skipped ? stepMs(exponent - 1) : 0), Number.MAX_SAFE_INTEGER);
     const fromServer = waitMs !== undefined && waitMs > 0;
     const requestedMs = fromServer ? waitMs : exponentialMs;
     const jittered = fromServer ? requestedMs : applyJitter(requestedMs, policy.jitter, policy.random ?? Math.random);

@@ -257,13 +257,21 @@ export class DomainState implements ScopeReads {
         const { rampup } = policy;
         const pacer = rampup ? this.ramp(rampup) : undefined;
         const firstMs = pacer?.firstWaitMs(this.inFlight) ?? 0;
-        const outcome = this.ownBackoff().recordRefusal(now, waitMs, policy, firstMs, (delayMs, fromServer) => {
-            if (rampup && pacer) {
-                pacer.onTrigger(now, rampup, delayMs, fromServer, this.inFlight);
-                this.holdDispatchUntil(now + pacer.delayMs());
-            }
-            return this.nextAt;
-        });
+        const skip = pacer?.skipsRetry(now) ?? false;
+        const outcome = this.ownBackoff().recordRefusal(
+            now,
+            waitMs,
+            policy,
+            firstMs,
+            (delayMs, fromServer) => {
+                if (rampup && pacer) {
+                    pacer.onTrigger(now, rampup, delayMs, fromServer, this.inFlight);
+                    this.holdDispatchUntil(now + pacer.delayMs());
+                }
+                return this.nextAt;
+            },
+            skip,
+        );
         if (!outcome.escalated) pacer?.onRefusedInBackoff(now, this.inFlight);
         return outcome;
     }
@@ -338,7 +346,10 @@ export class DomainState implements ScopeReads {
      */
     recordAnswered(now: number, policy: PacingPolicy, sentAt?: number): void {
         const learner = policy.rampup ? this.rampupState : undefined;
-        learner?.onAnswer(now, sentAt);
+        // The probe that ended a lockout set the pace: the next request leaves an interval of it after
+        // the probe. The clock was armed at the pace before the lockout, a fraction of that interval,
+        // and a limiter that remembers counts the probe and the next together.
+        if (learner?.onAnswer(now, sentAt) && sentAt !== undefined) this.holdDispatchUntil(sentAt + learner.delayMs());
         this.backoffClock?.recordAnswered(learner !== undefined, sentAt);
     }
 

@@ -55,9 +55,14 @@ export class LearnerCounts {
         this.othersSeen = { at: now, answered: this.answered };
     }
 
+    /** The requests sent since the last refusal (at least 1). */
+    get sinceRefusal(): number {
+        return Math.max(1, this.dispatched - this.dispatchedAtRefusal);
+    }
+
     /** A refusal: the requests sent since the one before (at least 1). */
     refusal(): number {
-        const run = Math.max(1, this.dispatched - this.dispatchedAtRefusal);
+        const run = this.sinceRefusal;
         this.dispatchedAtRefusal = this.dispatched;
         return run;
     }

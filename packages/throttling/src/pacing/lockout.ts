@@ -21,6 +21,11 @@ export interface LockoutReading {
  * a window) grants that run once per memory, and lets a probe through only once the run has aged out
  * of it: the same reading is then at most its rate. Paced at the run's own rate after the lockout,
  * such a limiter refuses the next run too, and locks out again.
+ *
+ * Each retry such a limiter refuses counts there too, and holds the lockout longer. So once a retry is
+ * refused a long gap after the one before, the next retry the backoff's doubling would send (at twice
+ * that gap, still within the memory of a limiter that refused this one) is skipped: the backoff waits
+ * it out and retries one step later. A bucket slow enough to refuse that retry loses one step's wait.
  */
 export class Lockout {
     // The point the lockout's first refusal made: answers to requests sent before it accrue there.
@@ -44,11 +49,19 @@ export class Lockout {
         this.longGap = false;
     }
 
+    /**
+     * A refusal at `now` would come `minGapMs` or more after the refusal before it, within a lockout:
+     * as a retry, it rules out a fast bucket.
+     */
+    longGapAt(now: number, minGapMs: number): boolean {
+        return this.point !== undefined && now - this.lastRefusalAt >= minGapMs;
+    }
+
     /** A retry refused at `now` with no answer since the last refusal; `minGapMs` after it rules out a fast bucket. */
     retried(now: number, minGapMs: number): void {
         if (!this.point) return;
         this.retries += 1;
-        if (now - this.lastRefusalAt >= minGapMs) this.longGap = true;
+        if (this.longGapAt(now, minGapMs)) this.longGap = true;
         this.lastRefusalAt = now;
     }
 
@@ -66,6 +79,9 @@ export class Lockout {
         const spanMs = sentAt - this.runFrom;
         if (!this.longGap || run < 2 || !(spanMs > 0) || backlog + retries < run) return undefined;
         const lockedMs = Math.max(1, this.lastRefusalAt - this.runFrom);
-        return { rate: (run * 1000) / spanMs, upper: (run * 1000) / lockedMs, spanMs };
+        const rate = (run * 1000) / spanMs;
+        // The retry skipped after the long gap (PaceLearner.skipsRetry) is read as refused, as a
+        // limiter that remembers would have: the two readings stay at most twice apart.
+        return { rate, upper: Math.min((run * 1000) / lockedMs, 2 * rate), spanMs };
     }
 }

@@ -92,17 +92,19 @@ export class PaceLearner extends PaceLearnerState {
 
     /**
      * An accepted answer at `now` to a request sent at `sentAt` (when known): its response time is
-     * measured, and one sent before an empty-bucket point took its token before that point.
+     * measured, and one sent before an empty-bucket point took its token before that point. Answers
+     * whether it was the probe that ended a lockout, and set the pace from what the lockout read.
      */
-    onAnswer(now = 0, sentAt?: number): void {
+    onAnswer(now = 0, sentAt?: number): boolean {
         this.counts.answer(now);
         this.window.count(now, 0, 1);
-        if (sentAt === undefined) return;
+        if (sentAt === undefined) return false;
         this.points.answeredBefore(sentAt);
         this.slots.noteAccepted(sentAt);
-        this.afterLockout(now, this.lockout.end(sentAt, this.counts.siteBacklog));
+        const paced = this.afterLockout(now, this.lockout.end(sentAt, this.counts.siteBacklog));
         this.times.add(now, now - sentAt, sentAt >= this.window.start);
         this.maybeCloseWindow(now);
+        return paced;
     }
 
     /**
@@ -121,11 +123,7 @@ export class PaceLearner extends PaceLearnerState {
         // beyond those (the slots come down below them). Within what a quiet window had it cannot be a cap's.
         const beyondProven = this.slots.onRefusal(now, inFlight, !Number.isFinite(this.rate), policy.maxConcurrency);
         const last = this.points.last();
-        // Refused before any answer, or with no answer since the last refusal and nothing else sent since
-        // (a retry): nothing to learn of the rate yet, and the backoff, growing with each such refusal,
-        // already holds the scope. A request sent since and not answered yet may have been accepted:
-        // refused after it, the pace sent two where the site took at most one.
-        const retry = this.counts.answered === (last?.answered ?? 0) && (this.counts.answered === 0 || run === 1);
+        const retry = this.isRetry(run);
         if (retry) this.lockout.retried(now, MEASURING_WAIT_MS);
         const emptyBucket = retry || this.learnFromRefusal(now, run, runMs, serverGiven ? waitMs : 0, beyondProven);
         // A refusal that does not follow the pace leaves the window as it was: it may still prove the
@@ -141,6 +139,18 @@ export class PaceLearner extends PaceLearnerState {
         // (a refused retry's, within a lockout, proves nothing).
         this.startWindow(now + waitMs);
         this.window.refused = retry;
+    }
+
+    /**
+     * A refusal after `run` requests sent since the one before is a retry: refused before any answer,
+     * or with no answer since the last refusal and nothing else sent since. Nothing to learn of the rate
+     * yet, and the backoff, growing with each such refusal, already holds the scope. A request sent
+     * since and not answered yet may have been accepted: refused after it, the pace sent two where the
+     * site took at most one.
+     */
+    private isRetry(run: number): boolean {
+        const answeredThen = this.points.last()?.answered ?? 0;
+        return this.counts.answered === answeredThen && (this.counts.answered === 0 || run === 1);
     }
 
     /**
@@ -178,6 +188,16 @@ export class PaceLearner extends PaceLearnerState {
         const capMs = provenPace ? this.slots.capWaitMs(inFlight) : 0;
         if (capMs > 0) return Math.min(BARE_REFUSAL_MS, capMs);
         return Math.max(BARE_REFUSAL_MS, this.safeRate > 0 ? 2000 / this.safeRate : 0);
+    }
+
+    /**
+     * Whether the backoff of a refusal at `now` skips the retry its doubling would send next: the
+     * refusal is a retry refused `MEASURING_WAIT_MS` or more after the one before, so the site refills
+     * under 0.5 req/s or remembers, and a limiter that remembers would count the next retry too
+     * (lockout.ts).
+     */
+    skipsRetry(now: number): boolean {
+        return this.isRetry(this.counts.sinceRefusal) && this.lockout.longGapAt(now, MEASURING_WAIT_MS);
     }
 
     /**
@@ -235,11 +255,12 @@ export class PaceLearner extends PaceLearnerState {
      * higher, in windows as long as the lockout (a pace above a remembering limiter's rate is refused
      * within its memory).
      */
-    private afterLockout(now: number, reading: LockoutReading | undefined): void {
-        if (reading === undefined || !(reading.rate < this.rate)) return;
+    private afterLockout(now: number, reading: LockoutReading | undefined): boolean {
+        if (reading === undefined || !(reading.rate < this.rate)) return false;
         this.memoryMs = Math.min(PERIOD_MS, Math.max(this.memoryMs, reading.spanMs));
         const middle = Math.sqrt(reading.rate * reading.upper);
         this.setPace(now, middle, Math.max(middle, Math.min(reading.upper, this.rate)));
+        return true;
     }
 
     /** Refused at the pace: just under the delivery rate since the bucket was last empty. */
