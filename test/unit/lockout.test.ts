@@ -26,6 +26,16 @@ describe('a lockout read by the probe that ends it', () => {
         expect(reading).toEqual({ rate: 7 / 15.5, upper: (2 * 7) / 15.5, spanMs: 15_500 });
     });
 
+    test('a retry after the long gap that the site named the wait of was not skipped: nothing is read as refused', () => {
+        // Retries refused at 1.5 and 3.5 s, the wait after the second the site's own: the upper reading stands.
+        const point: EmptyPoint = { at: 500, answered: 7, minPace: Number.POSITIVE_INFINITY, waitMs: 1_000 };
+        const lockout = new Lockout();
+        lockout.begin(point, 0, 0);
+        lockout.retried(1_500, GAP);
+        lockout.retried(3_500, GAP, false);
+        expect(lockout.end(15_500, 100)).toEqual({ rate: 7 / 15.5, upper: 7 / 3.5, spanMs: 15_500 });
+    });
+
     test('a long gap is one of two seconds or more since the last refusal, inside a lockout', () => {
         const lockout = lockedOut(7, 500, [1_500]);
         expect(lockout.longGapAt(3_499, GAP)).toBe(false);

@@ -38,6 +38,8 @@ export class Lockout {
     private lastRefusalAt = 0;
     // A retry was refused at least the gap that rules out a bucket of 0.5 req/s or more.
     private longGap = false;
+    // The backoff skipped the retry after such a gap (it named no wait of its own: PaceLearner.skipsRetry).
+    private skipped = false;
 
     /** A refusal after answers: the `point` it made, and the run from `runFrom`, with `answeredAtRunStart` before it. */
     begin(point: EmptyPoint | undefined, runFrom: number, answeredAtRunStart: number): void {
@@ -47,6 +49,7 @@ export class Lockout {
         this.retries = 0;
         this.lastRefusalAt = point?.at ?? 0;
         this.longGap = false;
+        this.skipped = false;
     }
 
     /**
@@ -57,11 +60,18 @@ export class Lockout {
         return this.point !== undefined && now - this.lastRefusalAt >= minGapMs;
     }
 
-    /** A retry refused at `now` with no answer since the last refusal; `minGapMs` after it rules out a fast bucket. */
-    retried(now: number, minGapMs: number): void {
+    /**
+     * A retry refused at `now` with no answer since the last refusal; `minGapMs` after it rules out a
+     * fast bucket. `ownWait`: the backoff's wait follows it, not the site's, so after such a gap it
+     * skips the next retry.
+     */
+    retried(now: number, minGapMs: number, ownWait = true): void {
         if (!this.point) return;
         this.retries += 1;
-        if (this.longGapAt(now, minGapMs)) this.longGap = true;
+        if (this.longGapAt(now, minGapMs)) {
+            this.longGap = true;
+            if (ownWait) this.skipped = true;
+        }
         this.lastRefusalAt = now;
     }
 
@@ -80,8 +90,9 @@ export class Lockout {
         if (!this.longGap || run < 2 || !(spanMs > 0) || backlog + retries < run) return undefined;
         const lockedMs = Math.max(1, this.lastRefusalAt - this.runFrom);
         const rate = (run * 1000) / spanMs;
-        // The retry skipped after the long gap (PaceLearner.skipsRetry) is read as refused, as a
-        // limiter that remembers would have: the two readings stay at most twice apart.
-        return { rate, upper: Math.min((run * 1000) / lockedMs, 2 * rate), spanMs };
+        const upper = (run * 1000) / lockedMs;
+        // A retry skipped after the long gap is read as refused, as a limiter that remembers would have
+        // refused it: the two readings stay at most twice apart, as the backoff's doubling leaves them.
+        return { rate, upper: this.skipped ? Math.min(upper, 2 * rate) : upper, spanMs };
     }
 }

@@ -124,7 +124,7 @@ export class PaceLearner extends PaceLearnerState {
         const beyondProven = this.slots.onRefusal(now, inFlight, !Number.isFinite(this.rate), policy.maxConcurrency);
         const last = this.points.last();
         const retry = this.isRetry(run);
-        if (retry) this.lockout.retried(now, MEASURING_WAIT_MS);
+        if (retry) this.lockout.retried(now, MEASURING_WAIT_MS, !serverGiven);
         const emptyBucket = retry || this.learnFromRefusal(now, run, runMs, serverGiven ? waitMs : 0, beyondProven);
         // A refusal that does not follow the pace leaves the window as it was: it may still prove the
         // pace, over the time its wait left for sending.
