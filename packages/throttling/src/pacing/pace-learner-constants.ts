@@ -35,7 +35,8 @@ export const MIN_WINDOW_ANSWERS = 3;
  * A first refusal's named wait at least this long makes what got through over it the site's rate: a
  * whole-second `Retry-After` is rounded up by less than a second, at most half of such a wait. A
  * retry refused this long after the refusal before it rules out a bucket of 0.5 req/s or more: the
- * probe that ends such a lockout measures the rate too (lockout.ts).
+ * backoff skips the next retry, which a limiter that remembers would count too, and the probe that
+ * ends such a lockout measures the rate (lockout.ts).
  */
 export const MEASURING_WAIT_MS = 2_000;
 /** What a refusal without a server-given wait is read as at the first refusal (as `Retry-After: 1`). */
