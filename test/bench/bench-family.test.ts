@@ -22,6 +22,7 @@ import {
     restatedAllowance,
     restatedBound,
 } from '../../packages/bench/src/b5-goals';
+import { allowanceRatio } from '../../packages/bench/src/allowance-bound';
 import { type FamilySiteRun, retryAfterMs, scoreFamilyRun } from '../../packages/bench/src/family-score';
 import { contenderThrottlerOptions, type MixResult, type MixRun } from '../../packages/bench/src/mix-family';
 import { kindRows, summarize, summarizeKind } from '../../packages/bench/src/mix-family-markdown';
@@ -270,13 +271,19 @@ describe('B5 family: scoring', () => {
 
 describe('B5 family: the goal restated with the bounds of docs/rampup.md', () => {
     const PAGES = 20;
-    const desc = (host: string, kind: FamilyKind, truth: FamilySite['truth'], burst?: number): FamilySite => ({
+    const desc = (
+        host: string,
+        kind: FamilyKind,
+        truth: FamilySite['truth'],
+        burst?: number,
+        unloadedMs = 100,
+    ): FamilySite => ({
         kind,
         host,
         site: { host, ...(burst === undefined ? {} : { burst }) },
         truth,
         capacity: 1,
-        unloadedMs: 100,
+        unloadedMs,
         describe: `${kind} ${host}`,
     });
     const siteRun = (site: FamilySite, extra: Partial<FamilySiteRun> = {}): FamilySiteRun => ({
@@ -345,9 +352,27 @@ describe('B5 family: the goal restated with the bounds of docs/rampup.md', () =>
         expect(doublingRatio(3, 0)).toBe(1);
     });
 
+    it('bounds a learner that keeps to the allowance at every bucket of the family that answers as slowly', () => {
+        // 7 workers at 188 ms (B5's mix 3026): a bucket of burst ≤ 10 answering in 188 ms could run dry at
+        // any round of 20 pages, so no more than 2–3 go out at once: 9 rounds, where the oracle takes 3.
+        expect(allowanceRatio(7, PAGES, 188)).toBe(3);
+        expect(allowanceRatio(4, PAGES, 188)).toBeCloseTo(9 / 5, 12);
+        // No bucket of the family answers in 400 ms: the doubling bound alone. Two workers: it binds anyway.
+        expect(allowanceRatio(7, PAGES, 400)).toBe(doublingRatio(7, PAGES));
+        expect(allowanceRatio(2, PAGES, 188)).toBe(doublingRatio(2, PAGES));
+        expect(allowanceRatio(3, 0, 188)).toBe(1);
+        // One bucket, burst 3 at 100 ms: after 1 and 2 it has no token left, so a round of 4 would cost 4
+        // refusals. Under 1 / 0.7 s (3 allowed) the third round sends 3, at 2 req/s (2 allowed) only 2.
+        const bucket = (rate: number) => ({ burst: [3, 3], rate: [rate, rate], latencyMs: [0, 300] }) as const;
+        expect(doublingRatio(8, 6)).toBe(3);
+        expect(allowanceRatio(8, 6, 100, bucket(0.5))).toBe(3);
+        expect(allowanceRatio(8, 6, 100, bucket(2))).toBe(4);
+    });
+
     it('judges a mix with a concurrency limit against the least possible, not the oracle', () => {
-        // 7 workers: the oracle's site takes 600 ms, so no learner takes less than 600 × 5/3 = 1 000 ms.
-        const slow = desc('s.example', 'slow', { concurrency: 7 });
+        // 7 workers, slower than any bucket of the family: the oracle's site takes 600 ms, so no learner
+        // takes less than 600 × 5/3 = 1 000 ms.
+        const slow = desc('s.example', 'slow', { concurrency: 7 }, undefined, 400);
         const makespan = (r: MixResult) => [b5GoalLines([r])[0].met, b5RestatedLines([r])[0]];
         // 1 250 ms: over 1.3 × the oracle's 700 ms, within 1.3 × the least possible 1 000 ms.
         expect(makespan(result([slow], 700, 1_250))).toEqual([
@@ -356,8 +381,12 @@ describe('B5 family: the goal restated with the bounds of docs/rampup.md', () =>
         ]);
         expect(makespan(result([slow], 700, 1_350))[1]).toMatchObject({ measured: '0/1 mixes', met: false });
         // nginx limit_conn is a concurrency too; a rate is not.
-        const conn = desc('c.example', 'nginx-limit-conn', { concurrency: 7 });
+        const conn = desc('c.example', 'nginx-limit-conn', { concurrency: 7 }, undefined, 400);
         expect(b5RestatedLines([result([conn], 700, 1_250)])[0].met).toBe(true);
+        // At 188 ms a bucket of the family answers alike: the least is 600 × 3 = 1 800 ms.
+        const answeringLikeABucket = desc('s.example', 'slow', { concurrency: 7 }, undefined, 188);
+        expect(b5RestatedLines([result([answeringLikeABucket], 700, 2_300)])[0].met).toBe(true);
+        expect(b5RestatedLines([result([answeringLikeABucket], 700, 2_400)])[0].met).toBe(false);
         const bucket = desc('b.example', 'bucket', { rate: 7 });
         expect(b5RestatedLines([result([bucket], 700, 1_250)])[0].met).toBe(false);
         // Where the mix's makespan is longer than the bound, the oracle's makespan is the least.

@@ -1,3 +1,6 @@
+import { allowanceRatio, bareAllowance, BARE_RETRY_SECS } from './allowance-bound';
+
+export { doublingRatio } from './allowance-bound';
 import type { FamilyKind, FamilyMix, FamilySite } from './family-mixes';
 import type { FamilySiteRun } from './family-score';
 import { median } from './stats';
@@ -19,24 +22,6 @@ export function refusalAllowance(site: FamilySiteRun): number {
     if (ANNOUNCING.has(site.kind)) return 0;
     return site.firstRetryAfterMs >= 2_000 ? 1 : 2;
 }
-
-/**
- * Rounds to the last answer of a learner that starts at one request in flight and at most doubles
- * them each round trip, up to `workers`, over the rounds of one that holds `workers` from the start:
- * the least makespan ÷ oracle on a concurrency limit it has to find ("Short crawls of a concurrency
- * limit"). A learner cannot start higher (two sent together at first contact are refused by a cap of
- * 1) nor grow faster (it needs a round's answers to see a queue).
- */
-export function doublingRatio(workers: number, pages: number): number {
-    const cap = Math.max(1, Math.floor(workers));
-    if (pages <= 0) return 1;
-    let rounds = 0;
-    for (let sent = 0; sent < pages; rounds++) sent += Math.min(2 ** rounds, cap);
-    return rounds / Math.ceil(pages / cap);
-}
-
-/** A refusal that names no wait is retried within 0.7 s by a learner within 1.3× of a 10 req/s oracle's 20 pages. */
-const BARE_RETRY_SECS = 0.7;
 
 /** What an allowance rests on: the most refusals, and the bound of docs/rampup.md (or the issue's rule) that sets it. */
 export interface Allowance {
@@ -65,7 +50,7 @@ export function restatedBound(site: FamilySiteRun, truth: SiteTruth): Allowance 
         return { allowed: 1, bound: 'first Retry-After ≥ 2 s' };
     }
     const rate = truth.truth.rate;
-    if (site.firstRetryAfterMs === 0 && rate !== undefined && rate < 1 / BARE_RETRY_SECS)
+    if (site.firstRetryAfterMs === 0 && rate !== undefined && bareAllowance(rate) === 3)
         return { allowed: 3, bound: `refusals that name no wait: ${rate} req/s under 1 / ${BARE_RETRY_SECS} s` };
     return { allowed: 2, bound: 'no RateLimit headers' };
 }
@@ -171,16 +156,19 @@ export function b5GoalLines(results: readonly MixResult[]): GoalLine[] {
 const CONCURRENCY_KINDS: ReadonlySet<FamilyKind> = new Set(['slow', 'nginx-limit-conn']);
 
 /**
- * The least makespan any learner told nothing can reach on `pair`'s mix: the oracle's, or, where a
- * site's limit is a concurrency W, that site's makespan under the oracle times the doubling bound for
- * W and the mix's pages, whichever is longer.
+ * The least makespan any learner told nothing can reach on `pair`'s mix while it keeps to the restated
+ * allowance: the oracle's, or, where a site's limit is a concurrency W, that site's makespan under the
+ * oracle times the bound for W, the mix's pages and the site's answer time, whichever is longer. The
+ * bound is the doubling bound, or more where a token bucket of the family answers as slowly as the site
+ * (`allowanceRatio`: refusals pay for concurrency).
  */
 export function leastMakespanMs(pair: JudgedMix): number {
     const bounds = pair.mix.sites
         .filter((s) => CONCURRENCY_KINDS.has(s.kind) && s.truth.concurrency !== undefined)
         .map((s) => {
             const oracleSite = pair.oracle.sites.find((o) => o.host === s.host);
-            return oracleSite ? oracleSite.makespanMs * doublingRatio(s.truth.concurrency!, pair.mix.pages) : 0;
+            const ratio = allowanceRatio(s.truth.concurrency!, pair.mix.pages, s.unloadedMs);
+            return oracleSite ? oracleSite.makespanMs * ratio : 0;
         });
     return Math.max(pair.oracle.makespanMs, ...bounds);
 }
@@ -200,7 +188,7 @@ export function b5RestatedLines(results: readonly MixResult[]): GoalLine[] {
     const ok = sites.filter(({ s, truth }) => s.refusals <= restatedAllowance(s, truth));
     return [
         {
-            goal: 'every mix ≤ 1.3 × the least possible + the first Retry-After (restated: short crawls of a concurrency limit)',
+            goal: 'every mix ≤ 1.3 × the least possible + the first Retry-After (restated: short crawls of a concurrency limit, refusals pay for concurrency)',
             measured: `${count(within, pairs)} mixes`,
             met: within.length === pairs.length,
         },
