@@ -37,6 +37,8 @@ export interface SimArrival {
     refused: boolean;
     /** The wait a refusal's `Retry-After` named, ms from its answer (0: none named). */
     retryAfterMs: number;
+    /** Requests in flight to the site as it arrived, itself included. */
+    inFlight: number;
 }
 
 interface InFlight extends SimAnswer {
@@ -90,9 +92,9 @@ export async function simulateCrawl(
             const retryAfterMs = answer.refused
                 ? (parseRetryAfter(answer.headers['Retry-After'], answer.doneAt) ?? 0)
                 : 0;
-            arrivals.get(host)!.push({ at: now, refused: answer.refused, retryAfterMs });
             inFlight.push({ ...answer, request, host, sentAt: now });
             const here = inFlight.filter((f) => f.host === host).length;
+            arrivals.get(host)!.push({ at: now, refused: answer.refused, retryAfterMs, inFlight: here });
             hostInFlight.set(host, Math.max(hostInFlight.get(host)!, here));
         }
         onStep?.(manager, clock.now());

@@ -96,6 +96,14 @@ test('sim family', async () => {
             }
             tally.sites += 1;
             if (refusedAt.get(site.host)! > 2) tally.overTwo += 1;
+            if (process.env.PRINT_OVER && refusedAt.get(site.host)! > 2) {
+                const list = r.arrivals.get(site.host)!;
+                const start = list[0]?.at ?? 0;
+                const refusals = list
+                    .map((a, n) => (a.refused ? `#${n}@${((a.at - start) / 1000).toFixed(2)}/${a.inFlight}` : ''))
+                    .filter(Boolean);
+                console.log(`OVER ${seed} ${site.host} ${JSON.stringify(site)} ${refusals.join(' ')}`);
+            }
         }
         tally.refused += r.refused;
         tally.sent += r.sent;
