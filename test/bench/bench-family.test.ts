@@ -23,7 +23,7 @@ import {
     restatedBound,
 } from '../../packages/bench/src/b5-goals';
 import { allowanceRatio } from '../../packages/bench/src/allowance-bound';
-import { type FamilySiteRun, retryAfterMs, scoreFamilyRun } from '../../packages/bench/src/family-score';
+import { type FamilySiteRun, lateHalf, retryAfterMs, scoreFamilyRun } from '../../packages/bench/src/family-score';
 import { contenderThrottlerOptions, type MixResult, type MixRun } from '../../packages/bench/src/mix-family';
 import { kindRows, summarize, summarizeKind } from '../../packages/bench/src/mix-family-markdown';
 
@@ -186,6 +186,16 @@ describe('B5 family: scoring', () => {
         expect(score.responseRatio).toBe(2);
     });
 
+    it("keeps each site's second half of requests by arrival: refused ones, and accepted ones a second", () => {
+        const [, haproxy] = scoreFamilyRun(log, mix).sites;
+        // Three requests: the second half is the refused one at 1 150 ms and the accepted one at 2 200.
+        expect(haproxy.late).toEqual({ requests: 2, refusals: 1, acceptedPerSecond: 0 });
+        const steady = [0, 400, 300, 100, 200, 500].map((t, i) => entry('h.example', `/page/${i}`, t, 200, t + 5));
+        // Sorted by arrival: 300, 400 and 500 ms, all accepted, two gaps in 200 ms.
+        expect(lateHalf(steady)).toEqual({ requests: 3, refusals: 0, acceptedPerSecond: 10 });
+        expect(lateHalf([])).toEqual({ requests: 0, refusals: 0, acceptedPerSecond: 0 });
+    });
+
     const run = (contender: MixRun['contender'], makespanMs: number, refusedShare: number): MixRun => ({
         ...scoreFamilyRun(log, mix),
         contender,
@@ -254,6 +264,28 @@ describe('B5 family: scoring', () => {
         expect(b5GoalLines([{ mix, runs: [run('oracle', 1_000, 0)] }])).toEqual([]);
     });
 
+    it("judges long crawls after convergence: 90 % of each site's true rate, 1 % refused at most", () => {
+        const [, haproxy] = scoreFamilyRun(log, mix).sites;
+        const long = { ...mix, kind: 'long' as const };
+        // The haproxy site's true rate is 1 a second.
+        const judge = (late: FamilySiteRun['late'], m: FamilyMix = long) =>
+            b5GoalLines([
+                {
+                    mix: m,
+                    runs: [run('oracle', 1_000, 0), { ...run('throttler', 1_000, 0), sites: [{ ...haproxy, late }] }],
+                },
+            ]);
+        const line = (late: FamilySiteRun['late']) => judge(late).find((l) => l.goal.startsWith('long crawls'));
+        expect(line({ requests: 250, refusals: 2, acceptedPerSecond: 0.92 })).toMatchObject({
+            measured: '1/1 sites (worst 92 % of the rate, 0.8 % refused)',
+            met: true,
+        });
+        expect(line({ requests: 250, refusals: 0, acceptedPerSecond: 0.88 })?.met).toBe(false);
+        expect(line({ requests: 250, refusals: 3, acceptedPerSecond: 0.95 })?.met).toBe(false);
+        // No long mix, no line.
+        expect(judge({ requests: 250, refusals: 3, acceptedPerSecond: 0.5 }, mix)).toHaveLength(7);
+    });
+
     it('names the sites over their allowance, with the wait each first named', () => {
         const site = scoreFamilyRun(log, mix).sites[1];
         const described = { ...mix, sites: mix.sites.map((s) => ({ ...s, describe: `${s.kind} 1/s` })) };
@@ -297,6 +329,7 @@ describe('B5 family: the goal restated with the bounds of docs/rampup.md', () =>
         responseRatio: 1,
         maxInFlight: 1,
         firstRetryAfterMs: 0,
+        late: { requests: PAGES / 2, refusals: 0, acceptedPerSecond: 1 },
         ...extra,
     });
     const mixRun = (

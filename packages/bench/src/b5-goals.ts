@@ -116,6 +116,7 @@ export function b5GoalLines(results: readonly MixResult[]): GoalLine[] {
     const slow = sites.filter((s) => s.kind === 'slow' && !Number.isNaN(s.responseRatio));
     const unloaded = slow.filter((s) => s.responseRatio <= 1.5);
     const worstSlow = Math.max(0, ...slow.map((s) => s.responseRatio));
+    const long = longCrawlLine(pairs);
     const lines: GoalLine[] = [
         {
             goal: "every mix ≤ 1.3 × the oracle's makespan + the first Retry-After",
@@ -148,8 +149,40 @@ export function b5GoalLines(results: readonly MixResult[]): GoalLine[] {
             measured: `${count(unloaded, slow)} sites${slow.length ? ` (worst ${worstSlow.toFixed(2)}×)` : ''}`,
             met: unloaded.length === slow.length,
         },
+        ...long,
     ];
     return lines;
+}
+
+/** A long crawl's share of the true rate, and of requests refused, once converged (the issue's goal). */
+const LONG_RATE_SHARE = 0.9;
+const LONG_REFUSED_SHARE = 0.01;
+
+/**
+ * The long crawls' line: every site of a long mix (500 pages) delivers at least 90 % of its true rate
+ * (its capacity) with at most 1 % refused, over the second half of its requests, once the learner has
+ * converged. No line without a long mix.
+ */
+function longCrawlLine(pairs: readonly JudgedMix[]): GoalLine[] {
+    const sites = pairs
+        .filter((p) => p.mix.kind === 'long')
+        .flatMap((p) =>
+            p.throttler.sites.map((s) => ({ s, capacity: p.mix.sites.find((m) => m.host === s.host)?.capacity })),
+        )
+        .filter((x): x is { s: FamilySiteRun; capacity: number } => x.capacity !== undefined && x.s.late.requests > 0);
+    if (sites.length === 0) return [];
+    const rateShare = ({ s, capacity }: (typeof sites)[number]) => s.late.acceptedPerSecond / capacity;
+    const refused = ({ s }: (typeof sites)[number]) => s.late.refusals / s.late.requests;
+    const ok = sites.filter((x) => rateShare(x) >= LONG_RATE_SHARE && refused(x) <= LONG_REFUSED_SHARE);
+    const worstRate = Math.min(...sites.map(rateShare));
+    const worstRefused = Math.max(...sites.map(refused));
+    return [
+        {
+            goal: "long crawls: every site ≥ 90 % of its true rate and ≤ 1 % refused after convergence (its requests' second half)",
+            measured: `${count(ok, sites)} sites (worst ${(worstRate * 100).toFixed(0)} % of the rate, ${(worstRefused * 100).toFixed(1)} % refused)`,
+            met: ok.length === sites.length,
+        },
+    ];
 }
 
 /** The kinds whose limit is a number of requests in flight, which a learner told nothing has to find by growing. */

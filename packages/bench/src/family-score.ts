@@ -22,6 +22,16 @@ export interface FamilySiteRun {
     maxInFlight: number;
     /** The wait the first refusal's `Retry-After` imposed, ms (0 without a refusal or a `Retry-After`). */
     firstRetryAfterMs: number;
+    /** The second half of its requests, once the learner has converged: accepted ones a second, and refused ones. */
+    late: LateHalf;
+}
+
+/** The second half of a site's requests by arrival: what a long crawl keeps to after convergence. */
+export interface LateHalf {
+    requests: number;
+    refusals: number;
+    /** Accepted arrivals a second, from its first arrival to its last (0 with fewer than two). */
+    acceptedPerSecond: number;
 }
 
 /** How one contender fared on one mix. */
@@ -51,6 +61,19 @@ export function retryAfterMs(e: LogEntry | undefined): number {
     return Number.isNaN(at) ? 0 : Math.max(0, at - e.time);
 }
 
+/** The second half of `entries` by arrival: its requests, refusals, and accepted arrivals a second. */
+export function lateHalf(entries: readonly LogEntry[]): LateHalf {
+    const byArrival = [...entries].sort((a, b) => a.time - b.time);
+    const half = byArrival.slice(Math.floor(byArrival.length / 2));
+    const accepted = half.filter((e) => !isRefusal(e));
+    const spanMs = half.length > 1 ? half[half.length - 1].time - half[0].time : 0;
+    return {
+        requests: half.length,
+        refusals: half.length - accepted.length,
+        acceptedPerSecond: spanMs > 0 ? ((accepted.length - 1) * 1000) / spanMs : 0,
+    };
+}
+
 /** Scores one run's log (robots.txt left out) against its mix. Pure. */
 export function scoreFamilyRun(log: readonly LogEntry[], mix: FamilyMix): FamilyRunScore {
     const pageEntries = log.filter((e) => !e.path.startsWith('/robots.txt'));
@@ -71,6 +94,7 @@ export function scoreFamilyRun(log: readonly LogEntry[], mix: FamilyMix): Family
             responseRatio: median(times) / Math.max(site.unloadedMs, RESPONSE_FLOOR_MS),
             maxInFlight: entries.reduce((max, e) => Math.max(max, e.inFlightAtArrival), 0),
             firstRetryAfterMs: retryAfterMs(entries.find(isRefusal)),
+            late: lateHalf(entries),
         };
     });
     const own = pageEntries.filter((e) => mix.sites.some((s) => s.host === e.site));
