@@ -22,7 +22,7 @@ import {
     restatedAllowance,
     restatedBound,
 } from '../../packages/bench/src/b5-goals';
-import { allowanceRatio } from '../../packages/bench/src/allowance-bound';
+import { allowanceRatio, bareThreshold } from '../../packages/bench/src/allowance-bound';
 import { type FamilySiteRun, lateHalf, retryAfterMs, scoreFamilyRun } from '../../packages/bench/src/family-score';
 import { contenderThrottlerOptions, type MixResult, type MixRun } from '../../packages/bench/src/mix-family';
 import { kindRows, summarize, summarizeKind } from '../../packages/bench/src/mix-family-markdown';
@@ -395,7 +395,7 @@ describe('B5 family: the goal restated with the bounds of docs/rampup.md', () =>
         expect(allowanceRatio(2, PAGES, 188)).toBe(doublingRatio(2, PAGES));
         expect(allowanceRatio(3, 0, 188)).toBe(1);
         // One bucket, burst 3 at 100 ms: after 1 and 2 it has no token left, so a round of 4 would cost 4
-        // refusals. Under 1 / 0.7 s (3 allowed) the third round sends 3, at 2 req/s (2 allowed) only 2.
+        // refusals. Under 1.73 req/s (3 allowed) the third round sends 3, at 2 req/s (2 allowed) only 2.
         const bucket = (rate: number) => ({ burst: [3, 3], rate: [rate, rate], latencyMs: [0, 300] }) as const;
         expect(doublingRatio(8, 6)).toBe(3);
         expect(allowanceRatio(8, 6, 100, bucket(0.5))).toBe(3);
@@ -441,13 +441,36 @@ describe('B5 family: the goal restated with the bounds of docs/rampup.md', () =>
         expect(allowed(desc('b.example', 'bucket', { rate: 0.5 }), { firstRetryAfterMs: 2_000 })).toBe(1);
         expect(allowed(desc('b.example', 'bucket', { rate: 0.5 }, 2), { firstRetryAfterMs: 2_000 })).toBe(2);
         expect(allowed(haproxy, { firstRetryAfterMs: 0 })).toBe(3);
-        expect(allowed(desc('n.example', 'nginx-limit-req', { rate: 1.4 }), {})).toBe(3);
-        expect(allowed(desc('n.example', 'nginx-limit-req', { rate: 1.5 }), {})).toBe(2);
+        // Under 2.5 / 1.44 req/s: the retry within 0.4 s that a 20 req/s bucket needs is refused there
+        // too, and so at a twin 1.44 times as fast, which a learner must not crawl slower than 1.3×.
+        expect(bareThreshold()).toBeCloseTo((1 / 0.4) * (18 / 26), 12);
+        expect(bareThreshold(10)).toBeCloseTo((1 / 0.8) * (18 / 26), 12);
+        expect(allowed(desc('n.example', 'nginx-limit-req', { rate: 1.7 }), {})).toBe(3);
+        expect(allowed(desc('n.example', 'nginx-limit-req', { rate: 1.74 }), {})).toBe(2);
         expect(allowed(haproxy, { firstRetryAfterMs: 1_000 })).toBe(2);
         expect(allowed(desc('s.example', 'slow', { concurrency: 1 }), {})).toBe(2);
         expect(restatedBound(siteRun(haproxy), haproxy).bound).toBe(
-            'refusals that name no wait: 0.5 req/s under 1 / 0.7 s',
+            'refusals that name no wait: 0.5 req/s under 1.73 req/s',
         );
+    });
+
+    it("adds a long crawl's probes for a raised limit: 1 % of its second half, not where headers announce", () => {
+        const long = (site: FamilySite, late: FamilySiteRun['late'], extra: Partial<FamilySiteRun> = {}) =>
+            restatedBound(siteRun(site, { pages: 500, late, ...extra }), site);
+        const bucket = desc('b.example', 'bucket', { rate: 13.6 }, 5);
+        expect(long(bucket, { requests: 251, refusals: 1, acceptedPerSecond: 13 })).toEqual({
+            allowed: 4,
+            bound: "no RateLimit headers; a long crawl's probes: 2 more",
+        });
+        expect(long(bucket, { requests: 99, refusals: 0, acceptedPerSecond: 13 }).allowed).toBe(2);
+        expect(
+            long(desc('w.example', 'window', { rate: 5 }), { requests: 250, refusals: 0, acceptedPerSecond: 5 })
+                .allowed,
+        ).toBe(0);
+        // A short crawl adds none.
+        expect(
+            restatedAllowance(siteRun(bucket, { late: { requests: 300, refusals: 0, acceptedPerSecond: 1 } }), bucket),
+        ).toBe(2);
     });
 
     it("counts and names the sites over the restated allowance beside those over the issue's", () => {
@@ -501,7 +524,7 @@ describe('B5 family: the goal restated with the bounds of docs/rampup.md', () =>
         expect(issueOver).toBeGreaterThan(heading);
         expect(restatedOver).toBeGreaterThan(issueOver);
         expect(md[restatedOver + 2]).toBe(
-            '- 7 h.example (haproxy h.example): 4 refusals, 3 allowed (refusals that name no wait: 0.5 req/s under 1 / 0.7 s), first Retry-After none',
+            '- 7 h.example (haproxy h.example): 4 refusals, 3 allowed (refusals that name no wait: 0.5 req/s under 1.73 req/s), first Retry-After none',
         );
         expect(b5GoalMarkdown([result([bare], 1_000, 1_000)])).not.toContain(
             'Sites of (d) over the restated allowance:',

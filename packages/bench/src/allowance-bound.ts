@@ -10,12 +10,28 @@ import { FAMILY_RANGES } from './family-mixes';
  * bound is searched over the rounds a learner could send, not measured on a crawl.
  */
 
-/** A refusal that names no wait is retried within 0.7 s by a learner within 1.3× of a 10 req/s oracle's 20 pages. */
-export const BARE_RETRY_SECS = 0.7;
+/**
+ * The rate under which a bucket that refuses with no wait named may cost 3 refusals, req/s
+ * (docs/rampup.md, "Refusals that name no wait"). At the family's fastest burst-1 bucket, the oracle
+ * sends a short crawl's pages in pages / fastest seconds. A learner within 1.3× of that, refused at its
+ * second request, has the other pages − 2 to send at least 1 / fastest apart: it retries within
+ * (1.3 × pages − (pages − 2)) / fastest, 0.4 s. Every bucket slower than the inverse of that refuses the
+ * retry too. Two of those, at r and a faster r′, answer alike while every gap is at least 1 / r, and at
+ * gaps that long a learner within 1.3× at r′ needs r′ ≤ 1.3 × pages / (pages − 2) × r. So under the
+ * rate returned here some slower bucket is refused a third time, or a faster one is crawled too slowly.
+ */
+export function bareThreshold(
+    fastest: number = FAMILY_RANGES.rate[1],
+    pages: number = FAMILY_RANGES.shortPages,
+): number {
+    const left = pages - 2;
+    const retrySecs = (1.3 * pages - left) / fastest;
+    return (1 / retrySecs) * (left / (1.3 * pages));
+}
 
-/** The most refusals a bucket of `rate` that names no wait may cost: 3 under 1 / 0.7 s ("Refusals that name no wait"), else 2. */
+/** The most refusals a bucket of `rate` that names no wait may cost: 3 under {@link bareThreshold}, else 2. */
 export function bareAllowance(rate: number): number {
-    return rate < 1 / BARE_RETRY_SECS ? 3 : 2;
+    return rate < bareThreshold() ? 3 : 2;
 }
 
 /** The token buckets an adversary may pick from: B5's ranges of burst, rate and answer time. */

@@ -1,7 +1,7 @@
-import { allowanceRatio, bareAllowance, BARE_RETRY_SECS } from './allowance-bound';
+import { allowanceRatio, bareAllowance, bareThreshold } from './allowance-bound';
 
 export { doublingRatio } from './allowance-bound';
-import type { FamilyKind, FamilyMix, FamilySite } from './family-mixes';
+import { FAMILY_RANGES, type FamilyKind, type FamilyMix, type FamilySite } from './family-mixes';
 import type { FamilySiteRun } from './family-score';
 import { median } from './stats';
 import type { MixResult, MixRun } from './mix-family';
@@ -13,6 +13,10 @@ import type { MixResult, MixRun } from './mix-family';
  * told nothing can meet are restated with the bounds docs/rampup.md proves ("What no learner told
  * nothing can meet"), so a run shows both. Pure: everything comes from the runs.
  */
+
+/** A long crawl's share of the true rate, and of requests refused, once converged (the issue's goal). */
+const LONG_RATE_SHARE = 0.9;
+const LONG_REFUSED_SHARE = 0.01;
 
 /** Kinds whose RateLimit headers announce the quota before it runs out. */
 const ANNOUNCING: ReadonlySet<FamilyKind> = new Set(['window', 'express-rate-limit']);
@@ -37,10 +41,21 @@ export type SiteTruth = Pick<FamilySite, 'truth' | 'site'>;
  * fewer, with the bound it rests on. Headers that announce the quota still allow none. After a first
  * wait of 2 s or more one refusal, except at a token bucket with a burst of 2 or more: it answers like
  * a window until the wait is over, so pacing for the one costs the other far more than 1.3× ("One
- * refusal after a long wait"). A bare refusal at a site slower than 1 / 0.7 s cannot be told from a
- * faster one before a third ("Refusals that name no wait"). Elsewhere the issue's 2.
+ * refusal after a long wait"). A bare refusal at a site slower than {@link bareThreshold} cannot be
+ * told from a faster one before a third ("Refusals that name no wait"). Elsewhere the issue's 2. A long
+ * crawl may add the probes that find a raised limit, each refused where the limit stayed: the 1 % of
+ * its second half the issue's own long-crawl line allows ("Probes on a long crawl").
  */
 export function restatedBound(site: FamilySiteRun, truth: SiteTruth): Allowance {
+    const first = firstRefusalsBound(site, truth);
+    if (ANNOUNCING.has(site.kind) || site.pages < FAMILY_RANGES.longPages) return first;
+    const probes = Math.floor(LONG_REFUSED_SHARE * site.late.requests);
+    if (probes === 0) return first;
+    return { allowed: first.allowed + probes, bound: `${first.bound}; a long crawl's probes: ${probes} more` };
+}
+
+/** The allowance of {@link restatedBound} for the refusals that find a site's limit, before any probe. */
+function firstRefusalsBound(site: FamilySiteRun, truth: SiteTruth): Allowance {
     if (ANNOUNCING.has(site.kind)) return { allowed: 0, bound: 'RateLimit headers announce the quota' };
     if (site.firstRetryAfterMs >= 2_000) {
         // polite-web's bucket holds one token unless told a burst.
@@ -51,7 +66,10 @@ export function restatedBound(site: FamilySiteRun, truth: SiteTruth): Allowance 
     }
     const rate = truth.truth.rate;
     if (site.firstRetryAfterMs === 0 && rate !== undefined && bareAllowance(rate) === 3)
-        return { allowed: 3, bound: `refusals that name no wait: ${rate} req/s under 1 / ${BARE_RETRY_SECS} s` };
+        return {
+            allowed: 3,
+            bound: `refusals that name no wait: ${rate} req/s under ${bareThreshold().toFixed(2)} req/s`,
+        };
     return { allowed: 2, bound: 'no RateLimit headers' };
 }
 
@@ -153,10 +171,6 @@ export function b5GoalLines(results: readonly MixResult[]): GoalLine[] {
     ];
     return lines;
 }
-
-/** A long crawl's share of the true rate, and of requests refused, once converged (the issue's goal). */
-const LONG_RATE_SHARE = 0.9;
-const LONG_REFUSED_SHARE = 0.01;
 
 /**
  * The long crawls' line: every site of a long mix (500 pages) delivers at least 90 % of its true rate
