@@ -17,6 +17,7 @@ import {
     b5RestatedLines,
     b5SitesOver,
     b5SitesOverRestated,
+    b5SlowSitesOver,
     doublingRatio,
     refusalAllowance,
     restatedAllowance,
@@ -501,6 +502,15 @@ describe('B5 family: the goal restated with the bounds of docs/rampup.md', () =>
         };
         expect(slowLine([1.2, 1.5, NaN])).toMatchObject({ measured: '2/2 sites (worst 1.50×)', met: true });
         expect(slowLine([1.2, 1.6])).toMatchObject({ measured: '1/2 sites (worst 1.60×)', met: false });
+        // The sites over are named, and only slow ones.
+        const sites = [slow('s0.example'), slow('s1.example'), desc('n.example', 'nginx-limit-req-delay', { rate: 1 })];
+        const over = result(sites, 1_000, 1_000, [
+            { responseRatio: 1.5 },
+            { responseRatio: 1.6 },
+            { responseRatio: 3 },
+        ]);
+        expect(b5SlowSitesOver([over])).toEqual(['7 s1.example (slow s1.example): 1.60×']);
+        expect(b5GoalMarkdown([over])).toContain('- 7 s1.example (slow s1.example): 1.60×');
         expect(slowLine([], [desc('n.example', 'nginx-limit-req-delay', { rate: 1 })])).toMatchObject({
             measured: '0/0 sites',
             met: true,

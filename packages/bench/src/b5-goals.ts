@@ -283,6 +283,16 @@ export function b5SitesOverRestated(results: readonly MixResult[]): string[] {
     });
 }
 
+/** The slow sites of (d) whose median response was over 1.5 × their unloaded one, one line each. */
+export function b5SlowSitesOver(results: readonly MixResult[]): string[] {
+    return judgedSites(results)
+        .filter(({ s }) => s.kind === 'slow' && s.responseRatio > 1.5)
+        .map(
+            ({ mix, s, truth }) =>
+                `${mix.seed} ${s.host} (${truth.describe ?? s.kind}): ${s.responseRatio.toFixed(2)}×`,
+        );
+}
+
 /**
  * The goal's lines as markdown bullets, ✅ or ❌, then the same goal restated where docs/rampup.md
  * proves no learner told nothing can meet it, then the sites over each allowance.
@@ -303,5 +313,6 @@ export function b5GoalMarkdown(results: readonly MixResult[]): string[] {
         ...b5RestatedLines(results).map(bullet),
         ...list('Sites of (d) over what the goal allows them:', b5SitesOver(results)),
         ...list('Sites of (d) over the restated allowance:', b5SitesOverRestated(results)),
+        ...list('Slow sites of (d) whose median response was over 1.5 × their unloaded one:', b5SlowSitesOver(results)),
     ];
 }
