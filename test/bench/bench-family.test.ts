@@ -187,7 +187,7 @@ describe('B5 family: scoring', () => {
         expect(score.responseRatio).toBe(2);
     });
 
-    it("keeps each site's second half of requests by arrival: refused ones, and accepted ones a second", () => {
+    it("keeps each site's second half of requests by arrival: refused ones, and served ones a second", () => {
         const [, haproxy] = scoreFamilyRun(log, mix).sites;
         // Three requests: the second half is the refused one at 1 150 ms and the accepted one at 2 200.
         expect(haproxy.late).toEqual({ requests: 2, refusals: 1, acceptedPerSecond: 0 });
@@ -195,6 +195,9 @@ describe('B5 family: scoring', () => {
         // Sorted by arrival: 300, 400 and 500 ms, all accepted, two gaps in 200 ms.
         expect(lateHalf(steady)).toEqual({ requests: 3, refusals: 0, acceptedPerSecond: 10 });
         expect(lateHalf([])).toEqual({ requests: 0, refusals: 0, acceptedPerSecond: 0 });
+        // A reset delivered no page: neither served nor refused.
+        const reset = entry('h.example', '/page/6', 450, 200, 455, { reset: true });
+        expect(lateHalf([...steady, reset])).toEqual({ requests: 4, refusals: 0, acceptedPerSecond: 10 });
     });
 
     const run = (contender: MixRun['contender'], makespanMs: number, refusedShare: number): MixRun => ({
@@ -267,7 +270,7 @@ describe('B5 family: scoring', () => {
 
     it("judges long crawls after convergence: 90 % of each site's true rate, 1 % refused at most", () => {
         const [, haproxy] = scoreFamilyRun(log, mix).sites;
-        const long = { ...mix, kind: 'long' as const };
+        const long = { ...mix, kind: 'long' as const, pages: 500 };
         // The haproxy site's true rate is 1 a second.
         const judge = (late: FamilySiteRun['late'], m: FamilyMix = long) =>
             b5GoalLines([
@@ -283,8 +286,9 @@ describe('B5 family: scoring', () => {
         });
         expect(line({ requests: 250, refusals: 0, acceptedPerSecond: 0.88 })?.met).toBe(false);
         expect(line({ requests: 250, refusals: 3, acceptedPerSecond: 0.95 })?.met).toBe(false);
-        // No long mix, no line.
+        // No long mix, no line; nor for a quick run's long mix, cut to a few pages.
         expect(judge({ requests: 250, refusals: 3, acceptedPerSecond: 0.5 }, mix)).toHaveLength(7);
+        expect(judge({ requests: 4, refusals: 3, acceptedPerSecond: 0.5 }, { ...long, pages: 8 })).toHaveLength(7);
     });
 
     it('names the sites over their allowance, with the wait each first named', () => {

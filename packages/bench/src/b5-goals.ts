@@ -1,10 +1,10 @@
 import { allowanceRatio, bareAllowance, bareThreshold } from './allowance-bound';
-
-export { doublingRatio } from './allowance-bound';
 import { FAMILY_RANGES, type FamilyKind, type FamilyMix, type FamilySite } from './family-mixes';
 import type { FamilySiteRun } from './family-score';
 import { median } from './stats';
 import type { MixResult, MixRun } from './mix-family';
+
+export { doublingRatio } from './allowance-bound';
 
 /**
  * B5 against the pace learner's goal (docs/rampup.md), for the throttler with defaults: each mix's
@@ -17,6 +17,9 @@ import type { MixResult, MixRun } from './mix-family';
 /** A long crawl's share of the true rate, and of requests refused, once converged (the issue's goal). */
 const LONG_RATE_SHARE = 0.9;
 const LONG_REFUSED_SHARE = 0.01;
+
+/** A crawl of this many pages a site is long (a quick run's long mixes, cut to a few pages, are not). */
+const isLong = (pages: number) => pages >= FAMILY_RANGES.longPages;
 
 /** Kinds whose RateLimit headers announce the quota before it runs out. */
 const ANNOUNCING: ReadonlySet<FamilyKind> = new Set(['window', 'express-rate-limit']);
@@ -48,7 +51,7 @@ export type SiteTruth = Pick<FamilySite, 'truth' | 'site'>;
  */
 export function restatedBound(site: FamilySiteRun, truth: SiteTruth): Allowance {
     const first = firstRefusalsBound(site, truth);
-    if (ANNOUNCING.has(site.kind) || site.pages < FAMILY_RANGES.longPages) return first;
+    if (ANNOUNCING.has(site.kind) || !isLong(site.pages)) return first;
     const probes = Math.floor(LONG_REFUSED_SHARE * site.late.requests);
     if (probes === 0) return first;
     return { allowed: first.allowed + probes, bound: `${first.bound}; a long crawl's probes: ${probes} more` };
@@ -179,7 +182,7 @@ export function b5GoalLines(results: readonly MixResult[]): GoalLine[] {
  */
 function longCrawlLine(pairs: readonly JudgedMix[]): GoalLine[] {
     const sites = pairs
-        .filter((p) => p.mix.kind === 'long')
+        .filter((p) => isLong(p.mix.pages))
         .flatMap((p) =>
             p.throttler.sites.map((s) => ({ s, capacity: p.mix.sites.find((m) => m.host === s.host)?.capacity })),
         )

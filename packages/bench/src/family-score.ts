@@ -30,7 +30,7 @@ export interface FamilySiteRun {
 export interface LateHalf {
     requests: number;
     refusals: number;
-    /** Accepted arrivals a second, from its first arrival to its last (0 with fewer than two). */
+    /** Served arrivals a second, from its first arrival to its last (0 with fewer than two). */
     acceptedPerSecond: number;
 }
 
@@ -61,16 +61,17 @@ export function retryAfterMs(e: LogEntry | undefined): number {
     return Number.isNaN(at) ? 0 : Math.max(0, at - e.time);
 }
 
-/** The second half of `entries` by arrival: its requests, refusals, and accepted arrivals a second. */
+/** The second half of `entries` by arrival: its requests, refusals, and served arrivals a second. */
 export function lateHalf(entries: readonly LogEntry[]): LateHalf {
     const byArrival = [...entries].sort((a, b) => a.time - b.time);
     const half = byArrival.slice(Math.floor(byArrival.length / 2));
-    const accepted = half.filter((e) => !isRefusal(e));
+    // Served, not merely unrefused: a reset or an error delivered no page.
+    const served = half.filter(isServed).length;
     const spanMs = half.length > 1 ? half[half.length - 1].time - half[0].time : 0;
     return {
         requests: half.length,
-        refusals: half.length - accepted.length,
-        acceptedPerSecond: spanMs > 0 ? ((accepted.length - 1) * 1000) / spanMs : 0,
+        refusals: half.filter(isRefusal).length,
+        acceptedPerSecond: spanMs > 0 ? (Math.max(0, served - 1) * 1000) / spanMs : 0,
     };
 }
 
