@@ -32,6 +32,13 @@ export interface SimResult {
     manager: ThrottlingRequestManager;
 }
 
+/** Accepted arrivals a second over the second half of a site's `arrivals`: its rate once converged. */
+export function lateAcceptedPerSecond(arrivals: readonly SimArrival[]): number {
+    const late = arrivals.slice(Math.floor(arrivals.length / 2));
+    const accepted = late.filter((a) => !a.refused).length;
+    return ((accepted - 1) * 1000) / (late[late.length - 1].at - late[0].at);
+}
+
 export interface SimArrival {
     at: number;
     refused: boolean;

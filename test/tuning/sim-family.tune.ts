@@ -7,7 +7,7 @@
  * 1000–1059, judge on 5000–5059. `PRINT_SITES=1` prints each site's kind and refusals.
  */
 import { drawMixes } from '../../packages/bench/src/mixes';
-import { asRealLimiter, simulateCrawl, simulateOracle } from '../helpers/rate-limited-sim';
+import { asRealLimiter, lateAcceptedPerSecond, simulateCrawl, simulateOracle } from '../helpers/rate-limited-sim';
 import type { SimLimiter, SimSite } from '../helpers/rate-limited-sim';
 
 const [first, count] = (process.env.SEEDS ?? '1000:60').split(':').map(Number);
@@ -92,9 +92,8 @@ test('sim family', async () => {
                 // The second half of the site's arrivals: accepted ones a second over its true rate.
                 const list = r.arrivals.get(site.host)!;
                 const late = list.slice(Math.floor(list.length / 2));
-                const accepted = late.filter((a) => !a.refused).length;
-                const share = ((accepted - 1) * 1000) / (late[late.length - 1].at - late[0].at) / trueRate;
-                const refused = (late.length - accepted) / late.length;
+                const share = lateAcceptedPerSecond(list) / trueRate;
+                const refused = late.filter((a) => a.refused).length / late.length;
                 tally.long.push(share);
                 console.log(
                     `LONG ${seed} ${site.host} late ${(share * 100).toFixed(0)} % of the rate, ${(refused * 100).toFixed(1)} % refused`,

@@ -2,7 +2,7 @@
  * The pace learner on each kind of limiter, through the simulation (the real manager on a manual clock,
  * sites modelled on real limiters): judged against the same crawl told each site's limit (the oracle).
  */
-import { simulateCrawl, simulateOracle } from '../helpers/rate-limited-sim';
+import { lateAcceptedPerSecond, simulateCrawl, simulateOracle } from '../helpers/rate-limited-sim';
 import type { SimSite } from '../helpers/rate-limited-sim';
 
 const host = 'site.example';
@@ -10,12 +10,7 @@ const refusedAt = (r: Awaited<ReturnType<typeof simulateCrawl>>) =>
     r.arrivals.get(host)!.filter((a) => a.refused).length;
 
 /** Accepted arrivals per second over the second half of the crawl. */
-function lateRate(r: Awaited<ReturnType<typeof simulateCrawl>>): number {
-    const list = r.arrivals.get(host)!;
-    const late = list.slice(Math.floor(list.length / 2));
-    const accepted = late.filter((a) => !a.refused).length;
-    return ((accepted - 1) * 1000) / (late[late.length - 1].at - late[0].at);
-}
+const lateRate = (r: Awaited<ReturnType<typeof simulateCrawl>>) => lateAcceptedPerSecond(r.arrivals.get(host)!);
 
 /** The crawl with defaults and the oracle's, each stopped after 15 simulated minutes at most. */
 async function besideOracle(site: SimSite, pages: number) {

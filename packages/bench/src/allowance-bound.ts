@@ -141,15 +141,14 @@ class ScheduleSearch {
     ) {}
 
     least(): number {
-        const doubling = doublingRounds(this.pages, this.cap);
-        this.best = Number.POSITIVE_INFINITY;
         this.visit(
             Float64Array.from(this.buckets, (b) => b.burst),
             0,
             0,
             0,
         );
-        return this.tried > SEARCH_BUDGET || !Number.isFinite(this.best) ? doubling : this.best;
+        // One request a round costs no bucket more than its allowance, so a search within budget ends.
+        return this.tried > SEARCH_BUDGET ? doublingRounds(this.pages, this.cap) : this.best;
     }
 
     private visit(tokens: Float64Array, sent: number, last: number, round: number): void {
