@@ -95,7 +95,18 @@ describe('a refusal with several requests in flight', () => {
         expect(learner.rate).toBeCloseTo(0.95 * 5, 5);
     });
 
-    test('once two slots were proved, the knee of a refusal at the unpaced start is sure: not tried one above', () => {
+    test('once two slots were proved, the knee of a bare refusal at the unpaced start is sure: not tried one above', () => {
+        const learner = new PaceLearner();
+        learner.extraConcurrency = 3;
+        let now = windowOf(learner, T0, [2, 2, 2]);
+        learner.onTrigger(now + 10, POLICY, 1_000, false, 3);
+        expect(learner.extraConcurrency).toBe(1);
+        now = windowOf(learner, now + 1_010, [2, 2, 2]);
+        windowOf(learner, now + 10, [2, 2, 2], true);
+        expect(learner.extraConcurrency).toBe(1);
+    });
+
+    test("a refusal that names its wait is a rate limiter's (a cap names none): its knee is tried one slot above", () => {
         const learner = new PaceLearner();
         learner.extraConcurrency = 3;
         let now = windowOf(learner, T0, [2, 2, 2]);
@@ -103,7 +114,21 @@ describe('a refusal with several requests in flight', () => {
         expect(learner.extraConcurrency).toBe(1);
         now = windowOf(learner, now + 1_010, [2, 2, 2]);
         windowOf(learner, now + 10, [2, 2, 2], true);
+        expect(learner.extraConcurrency).toBe(2);
+    });
+
+    test('refused after a request sent beyond the proven slots was accepted: no cap (it refuses the first one beyond), the knee is tried one above', () => {
+        const learner = new PaceLearner();
+        learner.extraConcurrency = 3;
+        let now = windowOf(learner, T0, [2, 2, 2]);
+        // A third in flight, accepted; then a refusal with three in flight.
+        learner.onDispatch(now, POLICY, 100, 3);
+        learner.onAnswer(now + RESPONSE_MS, now);
+        learner.onTrigger(now + RESPONSE_MS + 10, POLICY, 1_000, false, 3);
         expect(learner.extraConcurrency).toBe(1);
+        now = windowOf(learner, now + 1_100, [2, 2, 2]);
+        windowOf(learner, now + 10, [2, 2, 2], true);
+        expect(learner.extraConcurrency).toBe(2);
     });
 });
 

@@ -64,12 +64,15 @@ export class LearnedSlots {
     /**
      * A refusal that started a backoff, with `inFlight` in flight (the refused one included). Answers
      * whether more were in flight than a quiet window had: then a concurrency cap may have refused it,
-     * and the slots come down below those in flight. Unpaced with one slot proved, the cap is unsure:
-     * two requests sent together are refused by a burst-1 bucket too.
+     * and the slots come down below those in flight. The cap is unsure where the refusal may as well
+     * be a rate's: the site named a wait (`namedWait`: a cap names none), a request sent beyond the
+     * proven slots was accepted first (a cap refuses the first one beyond it), or unpaced with one slot
+     * proved (two requests sent together are refused by a burst-1 bucket too).
      */
-    onRefusal(now: number, inFlight: number, unpaced: boolean, max: number): boolean {
+    onRefusal(now: number, inFlight: number, unpaced: boolean, namedWait: boolean, max: number): boolean {
         const beyondProven = this.knee.isBeyondProven(inFlight);
-        this.capAt(now, inFlight, unpaced && this.knee.provedOneSlot, max);
+        const unsure = namedWait || this.knee.acceptedBeyondProven || (unpaced && this.knee.provedOneSlot);
+        this.capAt(now, inFlight, unsure, max);
         return beyondProven;
     }
 

@@ -120,8 +120,11 @@ export class PaceLearner extends PaceLearnerState {
         this.pace.bound.noteRefusal(waitMs);
         if (serverGiven) this.memoryMs = Math.min(PERIOD_MS, Math.max(this.memoryMs, waitMs));
         // Refused with others in flight, more than a quiet window had: a concurrency cap would refuse
-        // beyond those (the slots come down below them). Within what a quiet window had it cannot be a cap's.
-        const beyondProven = this.slots.onRefusal(now, inFlight, !Number.isFinite(this.rate), policy.maxConcurrency);
+        // beyond those (the slots come down below them). Within what a quiet window had it cannot be a
+        // cap's; where it may as well be a rate's, the slots are tried one above once the pace is proved.
+        const paced = Number.isFinite(this.rate);
+        const named = serverGiven && waitMs > 0;
+        const beyondProven = this.slots.onRefusal(now, inFlight, !paced, named, policy.maxConcurrency);
         const last = this.points.last();
         const retry = this.isRetry(run);
         if (retry) this.lockout.retried(now, MEASURING_WAIT_MS, !serverGiven);

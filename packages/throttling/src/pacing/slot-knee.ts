@@ -50,6 +50,11 @@ export class SlotKnee {
         return !this.provedOneSlot && this.isBeyondProven(inFlight) && !this.acceptedBeyond;
     }
 
+    /** Whether a request sent beyond the proven slots was accepted since they were last proven. */
+    get acceptedBeyondProven(): boolean {
+        return this.acceptedBeyond;
+    }
+
     /** A new measuring window starts. */
     newWindow(): void {
         this.windowMostInFlight = 0;
