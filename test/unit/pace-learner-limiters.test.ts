@@ -276,6 +276,25 @@ describe('sliding windows that count refused requests, on a long crawl', () => {
     });
 });
 
+describe('long crawls of a token bucket', () => {
+    test('a probe refused right after its step was refused for the step: no trial holds the cut, the pace climbs back', async () => {
+        // 9.19 req/s, burst 2, 148 ms, bare 429s. A probe refused after a run held under the rate, then put
+        // on trial for twice that run, held the pace at 71 % of the rate for the second half.
+        const site: SimSite = {
+            host,
+            rate: 9.19,
+            burst: 2,
+            latencyMs: 148,
+            refusal: { status: 429, retryAfter: 'none' },
+        };
+        const r = await simulateCrawl([site], 500, {}, 40, 900_000);
+        expect(r.done).toBe(500);
+        expect(lateRate(r)).toBeGreaterThanOrEqual(0.8 * 9.19);
+        // Two refusals, and the probes' within 1 % of the crawl.
+        expect(refusedAt(r)).toBeLessThanOrEqual(7);
+    });
+});
+
 describe('limits that change mid-crawl', () => {
     test('a bucket whose rate halves, then doubles back: the pace follows both ways', async () => {
         const site: SimSite = {

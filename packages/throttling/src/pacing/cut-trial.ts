@@ -49,6 +49,11 @@ export class CutTrial {
         return this.trial !== undefined;
     }
 
+    /** A share of refusals was found to come whatever the pace. */
+    get background(): boolean {
+        return this.backgroundShare > 0;
+    }
+
     /** The refusals went on after a cut that stayed above what the site surely sustained: cut under it. */
     get deeper(): boolean {
         return this.cutDeeper;

@@ -21,6 +21,8 @@ export class LearnedPace {
     // The pace before the last raise, and the dispatches then: refused with none sent since, a request
     // went out at that pace, not the raised one.
     private raisedFrom = { rate: Number.POSITIVE_INFINITY, dispatched: -1 };
+    /** Dispatches in all when a quiet window last stepped the pace towards the refused bound (-1: never). */
+    probedAt = -1;
 
     constructor(initialRate: number) {
         this.rate = initialRate;
@@ -95,6 +97,7 @@ export class LearnedPace {
         if (!this.bound.known) this.rate = clamp(this.rate * 2, policy);
         else if (probe) {
             const next = this.bound.raise(now, this.rate, left);
+            if (next !== undefined && next > this.rate) this.probedAt = dispatched;
             if (next !== undefined) this.rate = clamp(next, policy);
         }
     }

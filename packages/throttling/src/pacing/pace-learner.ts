@@ -31,6 +31,7 @@ import type { LockoutReading } from './lockout';
 import { PaceLearnerState } from './pace-learner-state';
 import { RateProof } from './rate-proof';
 import {
+    BACKGROUND_HELD,
     BARE_REFUSAL_MS,
     JITTER_FLOOR_MS,
     LATENCY_TOLERANCE,
@@ -176,7 +177,7 @@ export class PaceLearner extends PaceLearnerState {
         const follows =
             this.pace.bound.isRelaxedProbe(this.rate) ||
             this.trial.follows(now, 1 / run, this.rate, this.counts.dispatched, undo);
-        if (follows) this.cut(now, 1 / run, runMs);
+        if (follows) this.cut(now, 1 / run, runMs, this.refusedAfterProbe(run));
         return follows;
     }
 
@@ -266,15 +267,30 @@ export class PaceLearner extends PaceLearnerState {
         return true;
     }
 
-    /** Refused at the pace: just under the delivery rate since the bucket was last empty. */
-    private cut(now: number, share: number, runMs: number): void {
+    /**
+     * Whether a refusal ending a run of `run` requests came right after a probe step: within its last
+     * `1 − BACKGROUND_HELD` (a fifth). A share refused whatever the pace lands there that rarely; a
+     * pace raised above the site's rate is refused there. Its cut needs no trial (which holds the pace
+     * for two runs, long after a long run held under the rate).
+     */
+    private refusedAfterProbe(run: number): boolean {
+        const { probedAt } = this.pace;
+        const since = this.counts.dispatched - probedAt;
+        return !this.trial.background && probedAt >= 0 && since < run * (1 - BACKGROUND_HELD);
+    }
+
+    /**
+     * Refused at the pace: just under the delivery rate since the bucket was last empty. On trial
+     * unless `afterProbe` (`refusedAfterProbe`).
+     */
+    private cut(now: number, share: number, runMs: number, afterProbe: boolean): void {
         const { rate, safeRate, unsafeRate } = this;
         const sample = this.deliverySample(now);
         const delivered = this.trial.deeper ? sample?.lower : sample?.rate;
         this.pace.cut(now, delivered, sample?.exact === true, this.proof.rate, this.policy);
         this.points.notePace(this.rate);
         // On trial only when cut under what the site delivered: a bucket then stops refusing.
-        const judged = share < MAX_BACKGROUND_SHARE && sample !== undefined && this.rate <= sample.rate;
+        const judged = !afterProbe && share < MAX_BACKGROUND_SHARE && sample !== undefined && this.rate <= sample.rate;
         const sure = sample !== undefined && this.rate <= sample.lower;
         const { dispatched } = this.counts;
         this.trial.begin({ rate, safeRate, unsafeRate }, this.rate, share, dispatched, judged, now + runMs, sure);
