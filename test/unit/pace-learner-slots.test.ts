@@ -95,40 +95,45 @@ describe('a refusal with several requests in flight', () => {
         expect(learner.rate).toBeCloseTo(0.95 * 5, 5);
     });
 
-    test('once two slots were proved, the knee of a bare refusal at the unpaced start is sure: not tried one above', () => {
+    /**
+     * Two slots proved, then `refuse` (answering when): the slots come down to two, and after the
+     * refusal's window and one the slots held back, the slots on top of one.
+     */
+    function slotsAfterKnee(refuse: (learner: PaceLearner, now: number) => number): number {
         const learner = new PaceLearner();
         learner.extraConcurrency = 3;
-        let now = windowOf(learner, T0, [2, 2, 2]);
-        learner.onTrigger(now + 10, POLICY, 1_000, false, 3);
+        const refusedAt = refuse(learner, windowOf(learner, T0, [2, 2, 2]));
         expect(learner.extraConcurrency).toBe(1);
-        now = windowOf(learner, now + 1_010, [2, 2, 2]);
+        const now = windowOf(learner, refusedAt + 1_000, [2, 2, 2]);
         windowOf(learner, now + 10, [2, 2, 2], true);
-        expect(learner.extraConcurrency).toBe(1);
+        return learner.extraConcurrency;
+    }
+
+    test('once two slots were proved, the knee of a bare refusal at the unpaced start is sure: not tried one above', () => {
+        const slots = slotsAfterKnee((learner, now) => {
+            learner.onTrigger(now + 10, POLICY, 1_000, false, 3);
+            return now + 10;
+        });
+        expect(slots).toBe(1);
     });
 
     test("a refusal that names its wait is a rate limiter's (a cap names none): its knee is tried one slot above", () => {
-        const learner = new PaceLearner();
-        learner.extraConcurrency = 3;
-        let now = windowOf(learner, T0, [2, 2, 2]);
-        learner.onTrigger(now + 10, POLICY, 1_000, true, 3);
-        expect(learner.extraConcurrency).toBe(1);
-        now = windowOf(learner, now + 1_010, [2, 2, 2]);
-        windowOf(learner, now + 10, [2, 2, 2], true);
-        expect(learner.extraConcurrency).toBe(2);
+        const slots = slotsAfterKnee((learner, now) => {
+            learner.onTrigger(now + 10, POLICY, 1_000, true, 3);
+            return now + 10;
+        });
+        expect(slots).toBe(2);
     });
 
     test('refused after a request sent beyond the proven slots was accepted: no cap (it refuses the first one beyond), the knee is tried one above', () => {
-        const learner = new PaceLearner();
-        learner.extraConcurrency = 3;
-        let now = windowOf(learner, T0, [2, 2, 2]);
-        // A third in flight, accepted; then a refusal with three in flight.
-        learner.onDispatch(now, POLICY, 100, 3);
-        learner.onAnswer(now + RESPONSE_MS, now);
-        learner.onTrigger(now + RESPONSE_MS + 10, POLICY, 1_000, false, 3);
-        expect(learner.extraConcurrency).toBe(1);
-        now = windowOf(learner, now + 1_100, [2, 2, 2]);
-        windowOf(learner, now + 10, [2, 2, 2], true);
-        expect(learner.extraConcurrency).toBe(2);
+        const slots = slotsAfterKnee((learner, now) => {
+            // A third in flight, accepted; then a refusal with three in flight.
+            learner.onDispatch(now, POLICY, 100, 3);
+            learner.onAnswer(now + RESPONSE_MS, now);
+            learner.onTrigger(now + RESPONSE_MS + 10, POLICY, 1_000, false, 3);
+            return now + RESPONSE_MS + 10;
+        });
+        expect(slots).toBe(2);
     });
 });
 

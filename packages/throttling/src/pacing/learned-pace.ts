@@ -7,7 +7,7 @@
 import type { RampupPolicy } from './rampup-policy';
 import { clamp } from './rate-values';
 import { RefusedBound } from './refused-bound';
-import { MAX_DRAIN, PACE_GAIN } from './pace-learner-constants';
+import { BACKGROUND_HELD, MAX_DRAIN, PACE_GAIN } from './pace-learner-constants';
 
 export class LearnedPace {
     /** The pace asked for (Infinity: unpaced). */
@@ -21,8 +21,8 @@ export class LearnedPace {
     // The pace before the last raise, and the dispatches then: refused with none sent since, a request
     // went out at that pace, not the raised one.
     private raisedFrom = { rate: Number.POSITIVE_INFINITY, dispatched: -1 };
-    /** Dispatches in all when a quiet window last stepped the pace towards the refused bound (-1: never). */
-    probedAt = -1;
+    // Dispatches in all when a quiet window last stepped the pace towards the refused bound (-1: never).
+    private probedAt = -1;
 
     constructor(initialRate: number) {
         this.rate = initialRate;
@@ -57,6 +57,16 @@ export class LearnedPace {
         // One refusal of twice a quiet pace, with no delivery to say the site held it: perhaps two
         // requests that arrived bunched, not the pace.
         this.bound.tentative = doubling && !settled;
+    }
+
+    /**
+     * Whether a refusal ending a run of `run` requests, `dispatched` sent in all, came right after a
+     * probe step: within the run's last `1 − BACKGROUND_HELD` (a fifth). A share refused whatever the
+     * pace lands there that rarely; a pace raised past the site's rate is refused there. Its cut needs
+     * no trial (which holds the pace for two runs, long after a long run held under the rate).
+     */
+    refusedAfterProbe(dispatched: number, run: number): boolean {
+        return this.probedAt >= 0 && dispatched - this.probedAt < run * (1 - BACKGROUND_HELD);
     }
 
     /** Paces at `rate` (within the policy's bounds), learned safe. */

@@ -47,7 +47,11 @@ export const BARE_REFUSAL_MS = 1_000;
  * left, a probe is sent only where it gains more time than its refusal costs (`RefusedBound.worthProbing`).
  */
 export const MIN_BACKLOG_TO_PROBE = 15;
-/** A refused share that kept this much of itself after a cut did not fall because of it. */
+/**
+ * A refused share that kept this much of itself after a cut did not fall because of it. The rest, a
+ * fifth, is how late in its run a refusal right after a probe step is the step's: a share refused
+ * whatever the pace lands there that rarely (`LearnedPace.refusedAfterProbe`).
+ */
 export const BACKGROUND_HELD = 0.8;
 /**
  * A one-token bucket refuses every other request at any pace above its rate: a share this high is the

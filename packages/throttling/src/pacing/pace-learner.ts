@@ -31,7 +31,6 @@ import type { LockoutReading } from './lockout';
 import { PaceLearnerState } from './pace-learner-state';
 import { RateProof } from './rate-proof';
 import {
-    BACKGROUND_HELD,
     BARE_REFUSAL_MS,
     JITTER_FLOOR_MS,
     LATENCY_TOLERANCE,
@@ -177,7 +176,9 @@ export class PaceLearner extends PaceLearnerState {
         const follows =
             this.pace.bound.isRelaxedProbe(this.rate) ||
             this.trial.follows(now, 1 / run, this.rate, this.counts.dispatched, undo);
-        if (follows) this.cut(now, 1 / run, runMs, this.refusedAfterProbe(run));
+        // Refused right after a probe step: the pace's doing, unless some share comes whatever the pace.
+        const afterProbe = !this.trial.background && this.pace.refusedAfterProbe(this.counts.dispatched, run);
+        if (follows) this.cut(now, 1 / run, runMs, afterProbe);
         return follows;
     }
 
@@ -268,20 +269,8 @@ export class PaceLearner extends PaceLearnerState {
     }
 
     /**
-     * Whether a refusal ending a run of `run` requests came right after a probe step: within its last
-     * `1 − BACKGROUND_HELD` (a fifth). A share refused whatever the pace lands there that rarely; a
-     * pace raised above the site's rate is refused there. Its cut needs no trial (which holds the pace
-     * for two runs, long after a long run held under the rate).
-     */
-    private refusedAfterProbe(run: number): boolean {
-        const { probedAt } = this.pace;
-        const since = this.counts.dispatched - probedAt;
-        return !this.trial.background && probedAt >= 0 && since < run * (1 - BACKGROUND_HELD);
-    }
-
-    /**
      * Refused at the pace: just under the delivery rate since the bucket was last empty. On trial
-     * unless `afterProbe` (`refusedAfterProbe`).
+     * unless `afterProbe` (`LearnedPace.refusedAfterProbe`).
      */
     private cut(now: number, share: number, runMs: number, afterProbe: boolean): void {
         const { rate, safeRate, unsafeRate } = this;
