@@ -32,11 +32,15 @@ export interface SimResult {
     manager: ThrottlingRequestManager;
 }
 
+/** Accepted arrivals a second over `part` of a site's arrivals, from its first arrival to its last. */
+export function acceptedPerSecond(part: readonly SimArrival[]): number {
+    const accepted = part.filter((a) => !a.refused).length;
+    return ((accepted - 1) * 1000) / (part[part.length - 1].at - part[0].at);
+}
+
 /** Accepted arrivals a second over the second half of a site's `arrivals`: its rate once converged. */
 export function lateAcceptedPerSecond(arrivals: readonly SimArrival[]): number {
-    const late = arrivals.slice(Math.floor(arrivals.length / 2));
-    const accepted = late.filter((a) => !a.refused).length;
-    return ((accepted - 1) * 1000) / (late[late.length - 1].at - late[0].at);
+    return acceptedPerSecond(arrivals.slice(Math.floor(arrivals.length / 2)));
 }
 
 export interface SimArrival {

@@ -6,7 +6,7 @@
  * windows real limiters that send them are); the other half draw the other limiter kinds. Tune on
  * 1000–1059, judge on 5000–5059. `PRINT_SITES=1` prints each site's kind and refusals.
  */
-import { drawMixes } from '../../packages/bench/src/mixes';
+import { MIX_RANGES, drawMixes } from '../../packages/bench/src/mixes';
 import { asRealLimiter, lateAcceptedPerSecond, simulateCrawl, simulateOracle } from '../helpers/rate-limited-sim';
 import type { SimLimiter, SimSite } from '../helpers/rate-limited-sim';
 
@@ -88,7 +88,7 @@ test('sim family', async () => {
             // A bucket site the family turned into the fixed window its headers describe is held to that window.
             const trueRate =
                 site.limiter?.kind === 'window' ? (site.limiter.limit * 1000) / site.limiter.windowMs : site.rate;
-            if (mix.pages >= 500 && trueRate !== undefined) {
+            if (mix.pages >= MIX_RANGES.longPages && trueRate !== undefined) {
                 // The second half of the site's arrivals: accepted ones a second over its true rate.
                 const list = r.arrivals.get(site.host)!;
                 const late = list.slice(Math.floor(list.length / 2));

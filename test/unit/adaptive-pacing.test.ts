@@ -6,20 +6,19 @@ import { DomainState } from '../../packages/throttling/src/pacing/domain-state';
 import { restoreState, saveState } from '../../packages/throttling/src/pacing/domain-state-codec';
 import { UNLIMITED } from '../../packages/throttling/src/pacing/domain-state-types';
 import { resolveRampup } from '../../packages/throttling/src/pacing/policy';
-import { simulateCrawl } from '../helpers/rate-limited-sim';
-import type { SimSite } from '../helpers/rate-limited-sim';
+import { acceptedPerSecond, simulateCrawl } from '../helpers/rate-limited-sim';
+import type { SimArrival, SimSite } from '../helpers/rate-limited-sim';
 import { memoryConfig } from '../helpers/storage';
 
 const ADAPTIVE = resolveRampup(true)!;
 const RAMPUP: Partial<ThrottlingRequestManagerOptions> = { rampup: true };
 
 /** Arrivals of one site in the last part of a crawl: what it accepted per second, and the refused share. */
-function tail(arrivals: { at: number; refused: boolean }[], fromShare: number) {
+function tail(arrivals: SimArrival[], fromShare: number) {
     const start = arrivals[Math.floor(arrivals.length * fromShare)].at;
     const part = arrivals.filter((a) => a.at >= start);
-    const seconds = (part[part.length - 1].at - start) / 1000;
-    const accepted = part.filter((a) => !a.refused).length;
-    return { acceptedPerSecond: (accepted - 1) / seconds, refusedShare: (part.length - accepted) / part.length };
+    const refused = part.filter((a) => a.refused).length;
+    return { acceptedPerSecond: acceptedPerSecond(part), refusedShare: refused / part.length };
 }
 
 const site = (refusal: RefusalOptions, extra: Partial<SiteOptions> = {}): SiteOptions => ({
@@ -76,10 +75,6 @@ describe('adaptive pacing: long crawls converge', () => {
 });
 
 describe('adaptive pacing: refusals that do not follow the pace', () => {
-    /** Accepted answers per second over a part of one site's arrivals. */
-    const acceptedPerSecond = (part: { at: number; refused: boolean }[]) =>
-        (part.filter((a) => !a.refused).length - 1) / ((part[part.length - 1].at - part[0].at) / 1000);
-
     test.each([
         ['every 5th refused, 429 + Retry-After, no rate limit', { latencyMs: 20, refuseEvery: 5 }, 300],
         [
