@@ -10,7 +10,7 @@ describe('LearnerCounts', () => {
     test('the site backlog is the backlog here over this process’s share of the dispatches', () => {
         const counts = new LearnerCounts();
         expect(counts.siteBacklog).toBe(Number.POSITIVE_INFINITY);
-        counts.dispatch(10);
+        counts.dispatch(T0, 10);
         // Alone: the backlog here is the site's.
         expect(counts.siteBacklog).toBe(10);
         // Three other processes sent 3 more: this one holds a quarter of the crawl.
@@ -21,7 +21,7 @@ describe('LearnerCounts', () => {
     test('a refusal answers the run since the one before, at least one, undone dispatches left out', () => {
         const counts = new LearnerCounts();
         expect(counts.refusal()).toBe(1);
-        for (let i = 0; i < 5; i++) counts.dispatch(100);
+        for (let i = 0; i < 5; i++) counts.dispatch(T0 + i, 100);
         counts.undoDispatch();
         expect(counts.refusal()).toBe(4);
         // A dispatch counted before the refusal is not taken back from the run after it.
@@ -48,5 +48,30 @@ describe('LearnerCounts', () => {
         counts.others(T0 + 200, 1, 2);
         counts.answer(T0 + 300);
         expect(counts.firstAnswerAt).toBe(T0 + 200);
+    });
+});
+
+describe('LearnerCounts: the requests a bucket is fitted to', () => {
+    /** Two refusals of a 4 req/s burst-1 bucket, paced at 5 between them: logged, a bucket fits. */
+    function refusedTwice(counts: LearnerCounts): void {
+        for (let i = 0; i <= 10; i++) {
+            const at = T0 + i * 200;
+            counts.dispatch(at, 100);
+            if (i % 5 === 0) counts.refused(at);
+            else counts.answer(at + 50, at);
+        }
+    }
+
+    test('its own requests, answered and refused, fit a bucket', () => {
+        const counts = new LearnerCounts();
+        refusedTwice(counts);
+        expect(counts.fit(10)).toBeDefined();
+    });
+
+    test('beside other processes sending to the site, none is fitted', () => {
+        const counts = new LearnerCounts();
+        counts.others(T0, 3, 0);
+        refusedTwice(counts);
+        expect(counts.fit(10)).toBeUndefined();
     });
 });

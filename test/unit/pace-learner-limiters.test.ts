@@ -295,6 +295,24 @@ describe('long crawls of a token bucket', () => {
     });
 });
 
+describe('rate and burst fitted together', () => {
+    test('a cut goes to just under the bucket that fits every refusal, not the delivery since the last one', async () => {
+        // 12 req/s, burst 5, 100 ms, bare 429s. The delivery since the last refusal counts the refill a
+        // full bucket wasted while the pace sat under the rate: cut there, the second half ran at 83 %.
+        const site: SimSite = {
+            host,
+            rate: 12,
+            burst: 5,
+            latencyMs: 100,
+            refusal: { status: 429, retryAfter: 'none' },
+        };
+        const r = await simulateCrawl([site], 500, {}, 40, 900_000);
+        expect(r.done).toBe(500);
+        expect(lateRate(r)).toBeGreaterThanOrEqual(0.9 * 12);
+        expect(refusedAt(r)).toBeLessThanOrEqual(7);
+    });
+});
+
 describe('limits that change mid-crawl', () => {
     test('a bucket whose rate halves, then doubles back: the pace follows both ways', async () => {
         const site: SimSite = {

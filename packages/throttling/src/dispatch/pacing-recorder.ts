@@ -81,12 +81,20 @@ export class PacingRecorder {
         return true;
     }
 
-    /** Backs one scope off: exponential, or for as long as the server asked (`waitMs`). */
-    recordRateLimit(key: string, waitMs: number | undefined, cause: BackoffCause = { reason: 'signal' }): void {
+    /**
+     * Backs one scope off: exponential, or for as long as the server asked (`waitMs`). `sentAt`: when
+     * the refused request was sent, when known (the pace learner places the refusal there).
+     */
+    recordRateLimit(
+        key: string,
+        waitMs: number | undefined,
+        cause: BackoffCause = { reason: 'signal' },
+        sentAt?: number,
+    ): void {
         const now = this.host.now();
         const policy = this.router.policyOf(key);
         const state = this.states.update(key, (s) => s);
-        const outcome = state.recordRateLimit(now, waitMs, this.backoffPolicy(policy));
+        const outcome = state.recordRateLimit(now, waitMs, this.backoffPolicy(policy), sentAt);
         this.reportLearned(key, state, 'refused');
         this.host.refused?.(key, waitMs, outcome.waitMs);
         if (outcome.escalated) {

@@ -163,10 +163,13 @@ export class ResponseInterpreter {
         const cause = { reason: 'refused' as const, statusCode: status };
         if (keys.length === 0) return recorder.record({ reason: 'rateLimited', url: request.url, waitMs }, cause);
         if (!keys.some((k) => this.deps.paces(k) || this.deps.states.read(k))) return false;
+        // When the refused request left, for its own key: the learner places the refusal there.
+        const handout = this.deps.handouts.get(request);
+        const sentKey = handout?.domain?.key;
         let paced = false;
         for (const key of keys) {
             if (!forced && !router.policyOf(key).backoffStatusCodes.has(status)) continue;
-            recorder.recordRateLimit(key, waitMs, cause);
+            recorder.recordRateLimit(key, waitMs, cause, key === sentKey ? handout?.sentAt : undefined);
             paced = true;
         }
         return paced;

@@ -251,11 +251,13 @@ export class DomainState implements ScopeReads {
     /**
      * Records a refusal on the backoff clock (see `BackoffClock.recordRefusal`). Under rampup the
      * learner steps back instead of the pacing being raised, and the next request waits one interval
-     * of the new pace: the clock was armed at the pace just refused.
+     * of the new pace: the clock was armed at the pace just refused. `sentAt`: when the refused request
+     * was sent, when known.
      */
-    recordRateLimit(now: number, waitMs: number | undefined, policy: BackoffPolicy): RateLimitOutcome {
+    recordRateLimit(now: number, waitMs: number | undefined, policy: BackoffPolicy, sentAt?: number): RateLimitOutcome {
         const { rampup } = policy;
         const pacer = rampup ? this.ramp(rampup) : undefined;
+        if (sentAt !== undefined) pacer?.noteRefused(sentAt);
         const firstMs = pacer?.firstWaitMs(this.inFlight) ?? 0;
         const skip = pacer?.skipsRetry(now) ?? false;
         const outcome = this.ownBackoff().recordRefusal(

@@ -1,8 +1,14 @@
 /**
  * What a pace learner counts of its scope's traffic: requests sent and accepted answers, its own and
  * (beside a shared clock) every other process's, and the requests still waiting here. Windows and
- * delivery samples read them as the site's traffic, not this process's share of it. Times are epoch ms.
+ * delivery samples read them as the site's traffic, not this process's share of it. Its own requests
+ * are also logged one by one while no other process sends: the bucket fitted to them bounds a cut.
+ * Times are epoch ms.
  */
+import { BucketFit } from './bucket-fit';
+import type { FittedBucket } from './bucket-fit';
+import { PERIOD_MS } from './pace-learner-constants';
+
 export class LearnerCounts {
     /** Dispatches in all, other processes' included. */
     dispatched = 0;
@@ -19,6 +25,8 @@ export class LearnerCounts {
     // When the other processes' counts last came (-1: alone), and the answers counted then: theirs since
     // are not known yet, so a delivery sample ends there rather than now (it would read their share low).
     private othersSeen = { at: -1, answered: 0 };
+    // This process's requests since a refusal, each accepted or refused, over a period.
+    private readonly requests = new BucketFit(PERIOD_MS);
 
     /**
      * Requests of the scope waiting at the site's pace: those waiting here over this process's share of
@@ -28,8 +36,9 @@ export class LearnerCounts {
         return this.ownDispatched > 0 ? (this.backlog * this.dispatched) / this.ownDispatched : this.backlog;
     }
 
-    /** A request of this process went out, with `backlog` of the scope still waiting here. */
-    dispatch(backlog: number): void {
+    /** A request of this process went out at `now`, with `backlog` of the scope still waiting here. */
+    dispatch(now: number, backlog: number): void {
+        this.requests.sent(now);
         this.backlog = backlog;
         this.dispatched += 1;
         this.ownDispatched += 1;
@@ -37,22 +46,40 @@ export class LearnerCounts {
 
     /** A dispatch counted did not go out after all. */
     undoDispatch(): void {
+        this.requests.unsent();
         if (this.dispatched > this.dispatchedAtRefusal) this.dispatched -= 1;
         if (this.ownDispatched > 0) this.ownDispatched -= 1;
     }
 
-    /** An accepted answer here at `now`. */
-    answer(now: number): void {
+    /** An accepted answer here at `now`, to a request sent at `sentAt` (when known). */
+    answer(now: number, sentAt?: number): void {
+        if (sentAt !== undefined) this.requests.answered(sentAt, false);
         if (this.answered === 0) this.firstAnswerAt = now;
         this.answered += 1;
     }
 
     /** The other processes' dispatches and accepted answers since their last counts, known at `now`. */
     others(now: number, dispatches: number, answers: number): void {
+        if (dispatches > 0) this.shared();
         if (answers > 0 && this.answered === 0) this.firstAnswerAt = now;
         this.answered += answers;
         this.dispatched += dispatches;
         this.othersSeen = { at: now, answered: this.answered };
+    }
+
+    /** The request sent at `sentAt` was refused. */
+    refused(sentAt: number): void {
+        this.requests.answered(sentAt, true);
+    }
+
+    /** Other processes send to the site too, unseen here: no bucket is fitted to this one's requests. */
+    shared(): void {
+        this.requests.share();
+    }
+
+    /** The bucket with the largest burst up to `maxBurst` that fits the requests logged (bucket-fit.ts). */
+    fit(maxBurst: number): FittedBucket | undefined {
+        return this.requests.fit(maxBurst);
     }
 
     /** The requests sent since the last refusal (at least 1). */

@@ -10,10 +10,11 @@
  *   slots to those below it (a concurrency cap answers 503 beyond N), each refusal of a burst in turn.
  * - Pace starts unpaced. A refusal, an announced empty quota, or a queue at one slot (a limiter that
  *   delays rather than refuses) sets it just under the delivery rate (`PACE_GAIN`, as BBR cruises just
- *   under the bottleneck rate). Quiet windows double it while no pace was refused, then step towards
- *   the lowest refused pace; that bound is relaxed now and then so a faster site is found. A queue
- *   left standing at the site while the pace spaced the requests is drained (BBR's drain): the pace
- *   drops for a window, then returns to the safe one.
+ *   under the bottleneck rate); a cut goes no lower than the slowest token bucket that fits the
+ *   answers since an earlier refusal (bucket-fit.ts). Quiet windows double it while no pace was
+ *   refused, then step towards the lowest refused pace; that bound is relaxed now and then so a
+ *   faster site is found. A queue left standing at the site while the pace spaced the requests is
+ *   drained (BBR's drain): the pace drops for a window, then returns to the safe one.
  * - A refusal share that does not fall after a cut says the refusals do not follow the pace: the cut
  *   is undone and that share is not answered by cuts again.
  *
@@ -74,7 +75,7 @@ export class PaceLearner extends PaceLearnerState {
      */
     onDispatch(now: number, policy: RampupPolicy, backlog = Number.POSITIVE_INFINITY, inFlight = 1): void {
         this.policy = policy;
-        this.counts.dispatch(backlog);
+        this.counts.dispatch(now, backlog);
         this.pace.bound.noteDispatches(1);
         if (this.firstDispatchAt < 0) this.firstDispatchAt = now;
         if (this.window.start < 0) this.startWindow(now);
@@ -96,7 +97,7 @@ export class PaceLearner extends PaceLearnerState {
      * whether it was the probe that ended a lockout, and set the pace from what the lockout read.
      */
     onAnswer(now = 0, sentAt?: number): boolean {
-        this.counts.answer(now);
+        this.counts.answer(now, sentAt);
         this.window.count(now, 0, 1);
         if (sentAt === undefined) return false;
         this.points.answeredBefore(sentAt);
@@ -105,6 +106,11 @@ export class PaceLearner extends PaceLearnerState {
         this.times.add(now, now - sentAt, sentAt >= this.window.start);
         this.maybeCloseWindow(now);
         return paced;
+    }
+
+    /** The request sent at `sentAt` was refused (told before what the refusal teaches). */
+    noteRefused(sentAt: number): void {
+        this.counts.refused(sentAt);
     }
 
     /**
@@ -276,7 +282,8 @@ export class PaceLearner extends PaceLearnerState {
         const { rate, safeRate, unsafeRate } = this;
         const sample = this.deliverySample(now);
         const delivered = this.trial.deeper ? sample?.lower : sample?.rate;
-        this.pace.cut(now, delivered, sample?.exact === true, this.proof.rate, this.policy);
+        const proven = Math.max(this.proof.rate, this.counts.fit(this.burstSeen + 1)?.rate ?? 0);
+        this.pace.cut(now, delivered, sample?.exact === true, proven, this.policy);
         this.points.notePace(this.rate);
         // On trial only when cut under what the site delivered: a bucket then stops refusing.
         const judged = !afterProbe && share < MAX_BACKGROUND_SHARE && sample !== undefined && this.rate <= sample.rate;
@@ -379,6 +386,7 @@ export class PaceLearner extends PaceLearnerState {
     follow(now: number, policy: RampupPolicy, rate: number, common = 0): boolean {
         this.policy = policy;
         const unpaced = !Number.isFinite(this.rate);
+        this.counts.shared();
         // The window ends here: what it proved still stands for the next cut.
         this.proveWindow(now);
         this.startWindow(now);

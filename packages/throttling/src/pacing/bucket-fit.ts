@@ -1,0 +1,188 @@
+/**
+ * The rate and burst of a token bucket fitted together to a scope's requests since a refusal
+ * (docs/rampup.md, "Rate and burst together"). The delivery since the bucket was last empty is a lower
+ * bound of the rate: a full bucket wastes its refill while the pace sits under the rate. One run-up to
+ * a refusal fits a slower bucket with a larger burst as well as a faster one with a smaller burst; two
+ * or more, with the pace changing between them, leave few buckets that fit them all.
+ *
+ * A bucket of burst b refilling r tokens a second holds under one token when it refuses a request and
+ * at least one when it accepts one. Its level only grows with r and with b, so for each b the
+ * acceptances set the least r that lets them all through, and the refusals hold when that r refuses
+ * them. The largest b for which both hold has the lowest such r of all that fit: a pace under it is
+ * under the site's rate, whichever of them the site is. Nothing fits a limiter that is no bucket (a
+ * share refused whatever the pace, a rate that changed): then the fit says nothing.
+ *
+ * Requests are placed by when they were sent (one process sends them all); one whose answer has not
+ * come is counted as taking a token where that makes a refusal likelier and as taking none where that
+ * makes an acceptance likelier, so the fit stays a bound whatever its answer. Times are epoch ms.
+ */
+
+/** What became of a request sent. */
+const enum Outcome {
+    Pending,
+    Accepted,
+    Refused,
+}
+
+/** The bucket with the largest burst that fits every answer since the log's first refusal. */
+export interface FittedBucket {
+    /** The least rate at which it fits, requests per second: the lowest of any bucket that fits. */
+    rate: number;
+    /** Its burst. */
+    burst: number;
+}
+
+/**
+ * How far a request's arrival may be from its sending, ms, tried in turn until some bucket fits: none
+ * on a quiet machine, then a few ms of the crawler's own timing (the event loop between the handout and
+ * the request leaving, a loaded machine). An acceptance may have had that much longer to refill since
+ * the request before, a refusal that much less; the least that fits leaves the fewest buckets. More
+ * would fit anything at a fast site's spacing (50 ms between requests at 20 req/s).
+ */
+const JITTERS_MS = [0, 10];
+/** The log's length at most: a long window of a fast site, enough for several refusals. */
+const MAX_REQUESTS = 2_000;
+/** Steps of the search for the least rate that lets the acceptances through (2⁻³⁰ of its range). */
+const SEARCH_STEPS = 30;
+
+export class BucketFit {
+    // When each request was sent, oldest first (pushed as sent, so in order).
+    private sentAt: number[] = [];
+    // What became of each: pending until its answer comes.
+    private outcome: Outcome[] = [];
+    // Other processes send to the same site unseen here: no fit from this process's requests alone.
+    private shared = false;
+
+    constructor(private readonly horizonMs: number) {}
+
+    /** A request went out at `now`. */
+    sent(now: number): void {
+        if (this.shared) return;
+        this.sentAt.push(now);
+        this.outcome.push(Outcome.Pending);
+        this.trim(now);
+    }
+
+    /** The last request counted did not go out after all. */
+    unsent(): void {
+        const i = this.outcome.lastIndexOf(Outcome.Pending);
+        if (i < 0) return;
+        this.sentAt.splice(i, 1);
+        this.outcome.splice(i, 1);
+    }
+
+    /** The request sent at `sentAt` was accepted or refused. */
+    answered(sentAt: number, refused: boolean): void {
+        for (let i = this.sentAt.length - 1; i >= 0; i--) {
+            if (this.sentAt[i] !== sentAt || this.outcome[i] !== Outcome.Pending) continue;
+            this.outcome[i] = refused ? Outcome.Refused : Outcome.Accepted;
+            return;
+        }
+    }
+
+    /** Other processes send to the site too: their requests are not seen here, so nothing is fitted. */
+    share(): void {
+        this.shared = true;
+        this.sentAt = [];
+        this.outcome = [];
+    }
+
+    /**
+     * The buckets with bursts up to `maxBurst` that fit the answers since the first refusal logged,
+     * when two refusals or more are; undefined when none fits.
+     */
+    fit(maxBurst: number): FittedBucket | undefined {
+        const first = this.outcome.indexOf(Outcome.Refused);
+        const last = this.outcome.lastIndexOf(Outcome.Refused);
+        if (first < 0 || last === first || !Number.isFinite(maxBurst)) return undefined;
+        for (const jitterMs of JITTERS_MS) {
+            const fitted = this.fitWithin(new FitSpan(this.sentAt, this.outcome, first, last, jitterMs), maxBurst);
+            if (fitted) return fitted;
+        }
+        return undefined;
+    }
+
+    /** The bucket with the largest burst up to `maxBurst` that fits `span`. */
+    private fitWithin(span: FitSpan, maxBurst: number): FittedBucket | undefined {
+        const top = span.topRate();
+        for (let burst = Math.max(1, Math.ceil(maxBurst)); burst >= 1; burst--) {
+            const rate = span.leastRate(burst, top);
+            if (rate !== undefined && span.refusalsFit(burst, rate)) return { rate, burst };
+        }
+        return undefined;
+    }
+
+    /** Drops requests older than the horizon or beyond the length, from the front to a refusal. */
+    private trim(now: number): void {
+        const stale = (i: number) => now - this.sentAt[i] > this.horizonMs || this.sentAt.length - i > MAX_REQUESTS;
+        if (!stale(0)) return;
+        let cut = 1;
+        while (cut < this.sentAt.length && (stale(cut) || this.outcome[cut] !== Outcome.Refused)) cut++;
+        this.sentAt = this.sentAt.slice(cut);
+        this.outcome = this.outcome.slice(cut);
+    }
+}
+
+/** The requests from one refusal to another, and the jitter their times are read with. */
+class FitSpan {
+    constructor(
+        private readonly sentAt: readonly number[],
+        private readonly outcome: readonly Outcome[],
+        private readonly first: number,
+        private readonly last: number,
+        private readonly jitterMs: number,
+    ) {}
+
+    /** A rate above any that can be least: every request of the span one token apart at it. */
+    topRate(): number {
+        let least = Number.POSITIVE_INFINITY;
+        for (let i = this.first + 1; i <= this.last; i++) least = Math.min(least, this.sentAt[i] - this.sentAt[i - 1]);
+        return 2000 / Math.max(least, 0.001);
+    }
+
+    /** The least rate at which a bucket of `burst` lets every accepted request through (undefined: none up to `top`). */
+    leastRate(burst: number, top: number): number | undefined {
+        if (!this.acceptancesFit(burst, top)) return undefined;
+        let low = 0;
+        let high = top;
+        for (let step = 0; step < SEARCH_STEPS; step++) {
+            const mid = (low + high) / 2;
+            if (this.acceptancesFit(burst, mid)) high = mid;
+            else low = mid;
+        }
+        // Just under the least: a bound from below, whatever the rounding.
+        return low;
+    }
+
+    /**
+     * Whether every acceptance finds a token, the level read high: one token at the first refusal,
+     * a pending request taking none, each acceptance arriving up to `jitterMs` late.
+     */
+    acceptancesFit(burst: number, rate: number): boolean {
+        let level = 1;
+        for (let i = this.first + 1; i <= this.last; i++) {
+            const gap = this.sentAt[i] - this.sentAt[i - 1];
+            if (this.outcome[i] === Outcome.Accepted) {
+                if (Math.min(burst, level + ((gap + this.jitterMs) * rate) / 1000) < 1) return false;
+                level = Math.max(0, Math.min(burst, level + (gap * rate) / 1000) - 1);
+            } else level = Math.min(burst, level + (gap * rate) / 1000);
+        }
+        return true;
+    }
+
+    /**
+     * Whether every refusal finds under a token, the level read low: empty at the first refusal, a
+     * pending request taking one, each refusal arriving up to `jitterMs` early.
+     */
+    refusalsFit(burst: number, rate: number): boolean {
+        let level = 0;
+        for (let i = this.first + 1; i <= this.last; i++) {
+            const gap = this.sentAt[i] - this.sentAt[i - 1];
+            if (this.outcome[i] === Outcome.Refused) {
+                if (Math.min(burst, level + (Math.max(0, gap - this.jitterMs) * rate) / 1000) >= 1) return false;
+                level = Math.min(burst, level + (gap * rate) / 1000);
+            } else level = Math.max(0, Math.min(burst, level + (gap * rate) / 1000) - 1);
+        }
+        return true;
+    }
+}

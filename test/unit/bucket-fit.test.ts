@@ -1,0 +1,134 @@
+/**
+ * The token bucket fitted to a scope's requests: fed the answers of a real token bucket (polite-web's),
+ * paced as a learner paces, it bounds that bucket's rate from below, close under it; fed what no bucket answers, it says
+ * nothing. Times are epoch ms on a manual timeline.
+ */
+import { BucketFit } from '../../packages/throttling/src/pacing/bucket-fit';
+import { TokenBucket } from '../../packages/polite-web/src/token-bucket';
+
+const T0 = 1_780_000_000_000;
+const HORIZON_MS = 30_000;
+
+/** Sends at each pace (req/s) for its seconds to a bucket; a refusal waits `waitMs`. Answers as it goes. */
+function crawl(
+    fit: BucketFit,
+    bucket: { tryTake(at: number): boolean },
+    steps: [pace: number, secs: number][],
+    options: { waitMs?: number; jitterMs?: (i: number) => number } = {},
+): number {
+    let now = T0;
+    let sent = 0;
+    for (const [pace, secs] of steps) {
+        const until = now + secs * 1000;
+        while (now < until) {
+            fit.sent(now);
+            const arrives = now + (options.jitterMs?.(sent) ?? 0);
+            const refused = !bucket.tryTake(arrives);
+            fit.answered(now, refused);
+            sent += 1;
+            now += refused ? (options.waitMs ?? 1_000) : 1000 / pace;
+        }
+    }
+    return sent;
+}
+
+/** A learner's run-ups: paced under the rate, stepped above it until refused, cut, stepped again. */
+const RUN_UPS: [number, number][] = [
+    [30, 1],
+    [9.5, 2],
+    [11.5, 1],
+    [13.4, 1],
+    [14.8, 3],
+    [9.2, 2],
+    [10.8, 1],
+    [12.1, 1],
+    [13.7, 4],
+    [10, 2],
+    [12.8, 6],
+];
+
+describe('a token bucket fitted to its answers', () => {
+    test("bounds the bucket's rate from below, closer than the delivery since the last refusal", () => {
+        const fit = new BucketFit(HORIZON_MS);
+        crawl(fit, new TokenBucket(12, 5, T0), RUN_UPS);
+        const fitted = fit.fit(40)!;
+        expect(fitted.rate).toBeLessThanOrEqual(12);
+        expect(fitted.rate).toBeGreaterThan(0.97 * 12);
+        expect(fitted.burst).toBeGreaterThanOrEqual(5);
+    });
+
+    test('with a burst of 1 too', () => {
+        const fit = new BucketFit(HORIZON_MS);
+        crawl(fit, new TokenBucket(12, 1, T0), RUN_UPS);
+        const fitted = fit.fit(40)!;
+        expect(fitted.rate).toBeLessThanOrEqual(12);
+        expect(fitted.rate).toBeGreaterThan(0.95 * 12);
+    });
+
+    test('arrivals a few ms off their sending still bound the rate from below', () => {
+        const fit = new BucketFit(HORIZON_MS);
+        // Up to 8 ms late, varying request to request.
+        crawl(fit, new TokenBucket(12, 5, T0), RUN_UPS, { jitterMs: (i) => (i * 37) % 9 });
+        const fitted = fit.fit(40)!;
+        expect(fitted.rate).toBeLessThanOrEqual(12);
+        expect(fitted.rate).toBeGreaterThan(0.9 * 12);
+    });
+
+    test('nothing from one refusal: a run-up fits a slower bucket with a larger burst as well', () => {
+        const fit = new BucketFit(HORIZON_MS);
+        crawl(fit, new TokenBucket(12, 5, T0), [
+            [30, 1],
+            [13, 3],
+        ]);
+        expect(fit.fit(40)).toBeUndefined();
+    });
+
+    test('nothing from refusals that come whatever the pace: no bucket fits them', () => {
+        const fit = new BucketFit(HORIZON_MS);
+        let n = 0;
+        // Every 10th request refused, at paces a bucket of any burst lets through.
+        crawl(fit, { tryTake: () => ++n % 10 !== 0 }, [
+            [5, 4],
+            [10, 4],
+            [20, 4],
+        ]);
+        expect(fit.fit(40)).toBeUndefined();
+    });
+
+    test('nothing once other processes send to the site unseen', () => {
+        const fit = new BucketFit(HORIZON_MS);
+        crawl(fit, new TokenBucket(12, 5, T0), RUN_UPS);
+        fit.share();
+        fit.sent(T0 + 60_000);
+        expect(fit.fit(40)).toBeUndefined();
+    });
+
+    test('a request without its answer yet leaves the bound below the rate', () => {
+        const fit = new BucketFit(HORIZON_MS);
+        const bucket = new TokenBucket(12, 5, T0);
+        crawl(fit, bucket, RUN_UPS);
+        // Sent just before the next refused one, its answer still to come.
+        const later = T0 + 60_000;
+        fit.sent(later);
+        bucket.tryTake(later);
+        for (let i = 1; i <= 20; i++) {
+            fit.sent(later + i * 20);
+            fit.answered(later + i * 20, !bucket.tryTake(later + i * 20));
+        }
+        const fitted = fit.fit(40)!;
+        expect(fitted.rate).toBeLessThanOrEqual(12);
+    });
+
+    test('only the horizon is kept: a rate that changed long ago does not contradict the one now', () => {
+        const fit = new BucketFit(HORIZON_MS);
+        // 26 s of a 6 req/s bucket, refused at 7; then the site doubles its rate (a new bucket).
+        const slow = new TokenBucket(6, 5, T0);
+        const changeAt = T0 + 26_000;
+        const faster = new TokenBucket(12, 5, changeAt);
+        const site = { tryTake: (at: number) => (at < changeAt ? slow : faster).tryTake(at) };
+        crawl(fit, site, [[30, 1], [5.7, 20], [7, 5], ...RUN_UPS.slice(1), ...RUN_UPS.slice(1)]);
+        const fitted = fit.fit(40)!;
+        expect(fitted.rate).toBeGreaterThan(0.9 * 12);
+        expect(fitted.rate).toBeLessThanOrEqual(12);
+    });
+});
