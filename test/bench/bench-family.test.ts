@@ -17,6 +17,7 @@ import {
     b5RestatedLines,
     b5SitesOver,
     b5SitesOverRestated,
+    b5LongSites,
     b5SlowSitesOver,
     doublingRatio,
     refusalAllowance,
@@ -190,14 +191,14 @@ describe('B5 family: scoring', () => {
     it("keeps each site's second half of requests by arrival: refused ones, and served ones a second", () => {
         const [, haproxy] = scoreFamilyRun(log, mix).sites;
         // Three requests: the second half is the refused one at 1 150 ms and the accepted one at 2 200.
-        expect(haproxy.late).toEqual({ requests: 2, refusals: 1, acceptedPerSecond: 0 });
+        expect(haproxy.late).toEqual({ requests: 2, refusals: 1, servedPerSecond: 0 });
         const steady = [0, 400, 300, 100, 200, 500].map((t, i) => entry('h.example', `/page/${i}`, t, 200, t + 5));
         // Sorted by arrival: 300, 400 and 500 ms, all accepted, two gaps in 200 ms.
-        expect(lateHalf(steady)).toEqual({ requests: 3, refusals: 0, acceptedPerSecond: 10 });
-        expect(lateHalf([])).toEqual({ requests: 0, refusals: 0, acceptedPerSecond: 0 });
+        expect(lateHalf(steady)).toEqual({ requests: 3, refusals: 0, servedPerSecond: 10 });
+        expect(lateHalf([])).toEqual({ requests: 0, refusals: 0, servedPerSecond: 0 });
         // A reset delivered no page: neither served nor refused.
         const reset = entry('h.example', '/page/6', 450, 200, 455, { reset: true });
-        expect(lateHalf([...steady, reset])).toEqual({ requests: 4, refusals: 0, acceptedPerSecond: 10 });
+        expect(lateHalf([...steady, reset])).toEqual({ requests: 4, refusals: 0, servedPerSecond: 10 });
     });
 
     const run = (contender: MixRun['contender'], makespanMs: number, refusedShare: number): MixRun => ({
@@ -280,15 +281,26 @@ describe('B5 family: scoring', () => {
                 },
             ]);
         const line = (late: FamilySiteRun['late']) => judge(late).find((l) => l.goal.startsWith('long crawls'));
-        expect(line({ requests: 250, refusals: 2, acceptedPerSecond: 0.92 })).toMatchObject({
+        expect(line({ requests: 250, refusals: 2, servedPerSecond: 0.92 })).toMatchObject({
             measured: '1/1 sites (worst 92 % of the rate, 0.8 % refused)',
             met: true,
         });
-        expect(line({ requests: 250, refusals: 0, acceptedPerSecond: 0.88 })?.met).toBe(false);
-        expect(line({ requests: 250, refusals: 3, acceptedPerSecond: 0.95 })?.met).toBe(false);
+        expect(line({ requests: 250, refusals: 0, servedPerSecond: 0.88 })?.met).toBe(false);
+        expect(line({ requests: 250, refusals: 3, servedPerSecond: 0.95 })?.met).toBe(false);
+        // Each long crawl's site is listed with its figures; a short mix's are not.
+        const listed = (m: FamilyMix) => {
+            const late = { requests: 250, refusals: 2, servedPerSecond: 0.92 };
+            const throttler = { ...run('throttler', 1_000, 0), sites: [{ ...haproxy, late }] };
+            return b5LongSites([{ mix: m, runs: [run('oracle', 1_000, 0), throttler] }]);
+        };
+        expect(listed(long)).toHaveLength(1);
+        expect(listed(long)[0]).toMatch(
+            new RegExp(`^${long.seed} ${haproxy.host} .*: 92 % of its rate, 0.8 % refused$`),
+        );
+        expect(listed(mix)).toEqual([]);
         // No long mix, no line; nor for a quick run's long mix, cut to a few pages.
-        expect(judge({ requests: 250, refusals: 3, acceptedPerSecond: 0.5 }, mix)).toHaveLength(7);
-        expect(judge({ requests: 4, refusals: 3, acceptedPerSecond: 0.5 }, { ...long, pages: 8 })).toHaveLength(7);
+        expect(judge({ requests: 250, refusals: 3, servedPerSecond: 0.5 }, mix)).toHaveLength(7);
+        expect(judge({ requests: 4, refusals: 3, servedPerSecond: 0.5 }, { ...long, pages: 8 })).toHaveLength(7);
     });
 
     it('names the sites over their allowance, with the wait each first named', () => {
@@ -334,7 +346,7 @@ describe('B5 family: the goal restated with the bounds of docs/rampup.md', () =>
         responseRatio: 1,
         maxInFlight: 1,
         firstRetryAfterMs: 0,
-        late: { requests: PAGES / 2, refusals: 0, acceptedPerSecond: 1 },
+        late: { requests: PAGES / 2, refusals: 0, servedPerSecond: 1 },
         ...extra,
     });
     const mixRun = (
@@ -463,18 +475,17 @@ describe('B5 family: the goal restated with the bounds of docs/rampup.md', () =>
         const long = (site: FamilySite, late: FamilySiteRun['late'], extra: Partial<FamilySiteRun> = {}) =>
             restatedBound(siteRun(site, { pages: 500, late, ...extra }), site);
         const bucket = desc('b.example', 'bucket', { rate: 13.6 }, 5);
-        expect(long(bucket, { requests: 251, refusals: 1, acceptedPerSecond: 13 })).toEqual({
+        expect(long(bucket, { requests: 251, refusals: 1, servedPerSecond: 13 })).toEqual({
             allowed: 4,
             bound: "no RateLimit headers; a long crawl's probes: 2 more",
         });
-        expect(long(bucket, { requests: 99, refusals: 0, acceptedPerSecond: 13 }).allowed).toBe(2);
+        expect(long(bucket, { requests: 99, refusals: 0, servedPerSecond: 13 }).allowed).toBe(2);
         expect(
-            long(desc('w.example', 'window', { rate: 5 }), { requests: 250, refusals: 0, acceptedPerSecond: 5 })
-                .allowed,
+            long(desc('w.example', 'window', { rate: 5 }), { requests: 250, refusals: 0, servedPerSecond: 5 }).allowed,
         ).toBe(0);
         // A short crawl adds none.
         expect(
-            restatedAllowance(siteRun(bucket, { late: { requests: 300, refusals: 0, acceptedPerSecond: 1 } }), bucket),
+            restatedAllowance(siteRun(bucket, { late: { requests: 300, refusals: 0, servedPerSecond: 1 } }), bucket),
         ).toBe(2);
     });
 

@@ -188,7 +188,7 @@ function longCrawlLine(pairs: readonly JudgedMix[]): GoalLine[] {
         )
         .filter((x): x is { s: FamilySiteRun; capacity: number } => x.capacity !== undefined && x.s.late.requests > 0);
     if (sites.length === 0) return [];
-    const rateShare = ({ s, capacity }: (typeof sites)[number]) => s.late.acceptedPerSecond / capacity;
+    const rateShare = ({ s, capacity }: (typeof sites)[number]) => s.late.servedPerSecond / capacity;
     const refused = ({ s }: (typeof sites)[number]) => s.late.refusals / s.late.requests;
     const ok = sites.filter((x) => rateShare(x) >= LONG_RATE_SHARE && refused(x) <= LONG_REFUSED_SHARE);
     const worstRate = Math.min(...sites.map(rateShare));
@@ -286,6 +286,17 @@ export function b5SitesOverRestated(results: readonly MixResult[]): string[] {
     });
 }
 
+/** Every site of (d) in a long mix, one line each: its second half's rate over its true rate, and its refused share. */
+export function b5LongSites(results: readonly MixResult[]): string[] {
+    return judgedSites(results).flatMap(({ mix, s, truth }) => {
+        const capacity = mix.sites.find((m) => m.host === s.host)?.capacity;
+        if (!isLong(mix.pages) || capacity === undefined || s.late.requests === 0) return [];
+        const share = ((s.late.servedPerSecond / capacity) * 100).toFixed(0);
+        const refused = ((s.late.refusals / s.late.requests) * 100).toFixed(1);
+        return [`${mix.seed} ${s.host} (${truth.describe ?? s.kind}): ${share} % of its rate, ${refused} % refused`];
+    });
+}
+
 /** The slow sites of (d) whose median response was over 1.5 × their unloaded one, one line each. */
 export function b5SlowSitesOver(results: readonly MixResult[]): string[] {
     return judgedSites(results)
@@ -317,5 +328,6 @@ export function b5GoalMarkdown(results: readonly MixResult[]): string[] {
         ...list('Sites of (d) over what the goal allows them:', b5SitesOver(results)),
         ...list('Sites of (d) over the restated allowance:', b5SitesOverRestated(results)),
         ...list('Slow sites of (d) whose median response was over 1.5 × their unloaded one:', b5SlowSitesOver(results)),
+        ...list("Long crawls' sites of (d), over the second half of their requests:", b5LongSites(results)),
     ];
 }

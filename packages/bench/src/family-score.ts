@@ -31,7 +31,7 @@ export interface LateHalf {
     requests: number;
     refusals: number;
     /** Served arrivals a second, from its first arrival to its last (0 with fewer than two). */
-    acceptedPerSecond: number;
+    servedPerSecond: number;
 }
 
 /** How one contender fared on one mix. */
@@ -71,7 +71,7 @@ export function lateHalf(entries: readonly LogEntry[]): LateHalf {
     return {
         requests: half.length,
         refusals: half.filter(isRefusal).length,
-        acceptedPerSecond: spanMs > 0 ? (Math.max(0, served - 1) * 1000) / spanMs : 0,
+        servedPerSecond: spanMs > 0 ? (Math.max(0, served - 1) * 1000) / spanMs : 0,
     };
 }
 
