@@ -3,16 +3,16 @@
  * pace changes and arrivals. `SEED=1027 HOSTS=s1,s3 npx jest --testMatch '**\/*.tune.ts' test/tuning/debug-site.tune.ts`.
  */
 import { drawMixes } from '../../packages/bench/src/mixes';
-import { simulateCrawl } from '../helpers/rate-limited-sim';
+import { asRealLimiter, simulateCrawl } from '../helpers/rate-limited-sim';
 
 const seed = Number(process.env.SEED ?? 1000);
 const hosts = (process.env.HOSTS ?? '').split(',').filter(Boolean);
 
 test('one mix, site by site', async () => {
     const mix = drawMixes(seed, 1)[0];
-    const sites = hosts.length
-        ? mix.sites.filter((s) => hosts.some((h) => s.host.endsWith(`-${h}.example`)))
-        : mix.sites;
+    // As the family crawls them: an even seed's sites with RateLimit headers become their fixed windows.
+    const all = seed % 2 === 0 ? mix.sites.map(asRealLimiter) : mix.sites;
+    const sites = hosts.length ? all.filter((s) => hosts.some((h) => s.host.endsWith(`-${h}.example`))) : all;
     const last = new Map<string, string>();
     let t0 = -1;
     const at = (now: number) => ((now - t0) / 1000).toFixed(2);
@@ -20,7 +20,7 @@ test('one mix, site by site', async () => {
         if (t0 < 0) t0 = now;
         for (const d of m.snapshot()) {
             const p = d.rampup;
-            const line = `rate ${p?.rate?.toFixed(2)} safe ${p?.safeRate?.toFixed(2)} unsafe ${p?.unsafeRate?.toFixed(2)}`;
+            const line = `rate ${p?.rate?.toFixed(2)} safe ${p?.safeRate?.toFixed(2)} unsafe ${p?.unsafeRate?.toFixed(2)} slots ${d.concurrencyLimit}`;
             if (last.get(d.domain) === line) continue;
             last.set(d.domain, line);
             console.log(at(now), d.domain, line);
