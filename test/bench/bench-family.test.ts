@@ -295,7 +295,7 @@ describe('B5 family: scoring', () => {
         };
         expect(listed(long)).toHaveLength(1);
         expect(listed(long)[0]).toMatch(
-            new RegExp(`^${long.seed} ${haproxy.host} .*: 92 % of its rate, 0.8 % refused$`),
+            new RegExp(`^${long.seed} ${haproxy.host} .*: 92 % of its rate, 0.8 % refused \\(oracle \\d+ %\\)$`),
         );
         expect(listed(mix)).toEqual([]);
         // No long mix, no line; nor for a quick run's long mix, cut to a few pages.

@@ -94,9 +94,11 @@ test('sim family', async () => {
                 const late = list.slice(Math.floor(list.length / 2));
                 const share = lateAcceptedPerSecond(list) / trueRate;
                 const refused = late.filter((a) => a.refused).length / late.length;
+                // The oracle beside it, told the rate: what a crawl that knows the limit keeps to.
+                const told = lateAcceptedPerSecond(o.arrivals.get(site.host)!) / trueRate;
                 tally.long.push(share);
                 console.log(
-                    `LONG ${seed} ${site.host} late ${(share * 100).toFixed(0)} % of the rate, ${(refused * 100).toFixed(1)} % refused`,
+                    `LONG ${seed} ${site.host} late ${(share * 100).toFixed(0)} % of the rate, ${(refused * 100).toFixed(1)} % refused (oracle ${(told * 100).toFixed(0)} %)`,
                 );
             }
             const headers = site.limiter?.kind === 'window' && site.limiter.headers !== 'none';

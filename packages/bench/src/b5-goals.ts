@@ -286,15 +286,24 @@ export function b5SitesOverRestated(results: readonly MixResult[]): string[] {
     });
 }
 
-/** Every site of (d) in a long mix, one line each: its second half's rate over its true rate, and its refused share. */
+/**
+ * Every site of (d) in a long mix, one line each: its second half's rate over its true rate, its
+ * refused share, and the oracle's rate on the same site (what a crawl told the limit keeps to).
+ */
 export function b5LongSites(results: readonly MixResult[]): string[] {
-    return judgedSites(results).flatMap(({ mix, s, truth }) => {
-        const capacity = mix.sites.find((m) => m.host === s.host)?.capacity;
-        if (!isLong(mix.pages) || capacity === undefined || s.late.requests === 0) return [];
-        const share = ((s.late.servedPerSecond / capacity) * 100).toFixed(0);
-        const refused = ((s.late.refusals / s.late.requests) * 100).toFixed(1);
-        return [`${mix.seed} ${s.host} (${truth.describe ?? s.kind}): ${share} % of its rate, ${refused} % refused`];
-    });
+    return pairsOf(results).flatMap(({ mix, oracle, throttler }) =>
+        throttler.sites.flatMap((s) => {
+            const site = mix.sites.find((m) => m.host === s.host);
+            if (!isLong(mix.pages) || site === undefined || s.late.requests === 0) return [];
+            const share = (run: FamilySiteRun) => ((run.late.servedPerSecond / site.capacity) * 100).toFixed(0);
+            const refused = ((s.late.refusals / s.late.requests) * 100).toFixed(1);
+            const told = oracle.sites.find((o) => o.host === s.host);
+            const beside = told ? ` (oracle ${share(told)} %)` : '';
+            return [
+                `${mix.seed} ${s.host} (${site.describe || s.kind}): ${share(s)} % of its rate, ${refused} % refused${beside}`,
+            ];
+        }),
+    );
 }
 
 /** The slow sites of (d) whose median response was over 1.5 × their unloaded one, one line each. */
