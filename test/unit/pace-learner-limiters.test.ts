@@ -276,38 +276,28 @@ describe('sliding windows that count refused requests, on a long crawl', () => {
     });
 });
 
+/** A 500-page crawl of a token bucket that answers bare 429s, every page done. */
+async function longBucketCrawl(rate: number, burst: number, latencyMs: number) {
+    const site: SimSite = { host, rate, burst, latencyMs, refusal: { status: 429, retryAfter: 'none' } };
+    const r = await simulateCrawl([site], 500, {}, 40, 900_000);
+    expect(r.done).toBe(500);
+    return r;
+}
+
 describe('long crawls of a token bucket', () => {
     test('a probe refused right after its step was refused for the step: no trial holds the cut, the pace climbs back', async () => {
-        // 9.19 req/s, burst 2, 148 ms, bare 429s. A probe refused after a run held under the rate, then put
-        // on trial for twice that run, held the pace at 71 % of the rate for the second half.
-        const site: SimSite = {
-            host,
-            rate: 9.19,
-            burst: 2,
-            latencyMs: 148,
-            refusal: { status: 429, retryAfter: 'none' },
-        };
-        const r = await simulateCrawl([site], 500, {}, 40, 900_000);
-        expect(r.done).toBe(500);
+        // A probe refused after a run held under the rate, then put on trial for twice that run, held
+        // the pace at 71 % of the rate for the second half.
+        const r = await longBucketCrawl(9.19, 2, 148);
         expect(lateRate(r)).toBeGreaterThanOrEqual(0.8 * 9.19);
         // Two refusals, and the probes' within 1 % of the crawl.
         expect(refusedAt(r)).toBeLessThanOrEqual(7);
     });
-});
 
-describe('rate and burst fitted together', () => {
     test('a cut goes to just under the bucket that fits every refusal, not the delivery since the last one', async () => {
-        // 12 req/s, burst 5, 100 ms, bare 429s. The delivery since the last refusal counts the refill a
-        // full bucket wasted while the pace sat under the rate: cut there, the second half ran at 83 %.
-        const site: SimSite = {
-            host,
-            rate: 12,
-            burst: 5,
-            latencyMs: 100,
-            refusal: { status: 429, retryAfter: 'none' },
-        };
-        const r = await simulateCrawl([site], 500, {}, 40, 900_000);
-        expect(r.done).toBe(500);
+        // The delivery since the last refusal leaves out the refill a full bucket wasted while the pace
+        // sat under the rate: cut there, the second half ran at 82 % of the rate.
+        const r = await longBucketCrawl(12, 5, 100);
         expect(lateRate(r)).toBeGreaterThanOrEqual(0.9 * 12);
         expect(refusedAt(r)).toBeLessThanOrEqual(7);
     });
