@@ -60,6 +60,17 @@ describe('a token bucket fitted to its answers', () => {
         expect(fitted.burst).toBeGreaterThanOrEqual(burst);
     });
 
+    test("from the crawl's start, when the bucket was full, two refusals pin the burst", () => {
+        const fit = new BucketFit(HORIZON_MS);
+        // An unpaced start, then one run-up: two refusals. From the first refusal alone, a burst of up
+        // to 40 fits with a slower rate; the start's full bucket rules those out.
+        crawl(fit, new TokenBucket(12, 5, T0), RUN_UPS.slice(0, 5));
+        const fitted = fit.fit(40)!;
+        expect(fitted.burst).toBeLessThanOrEqual(6);
+        expect(fitted.rate).toBeGreaterThan(0.95 * 12);
+        expect(fitted.rate).toBeLessThanOrEqual(12);
+    });
+
     test('arrivals a few ms off their sending still bound the rate from below', () => {
         const fit = new BucketFit(HORIZON_MS);
         // Up to 8 ms late, varying request to request.

@@ -52,6 +52,8 @@ export class BucketFit {
     private outcome: Outcome[] = [];
     // Other processes send to the same site unseen here: no fit from this process's requests alone.
     private shared = false;
+    // The log still holds the crawl's first request, when the site's bucket was full.
+    private fromStart = true;
 
     constructor(private readonly horizonMs: number) {}
 
@@ -92,11 +94,13 @@ export class BucketFit {
      * when two refusals or more are; undefined when none fits.
      */
     fit(maxBurst: number): FittedBucket | undefined {
-        const first = this.outcome.indexOf(Outcome.Refused);
+        const refusal = this.outcome.indexOf(Outcome.Refused);
         const last = this.outcome.lastIndexOf(Outcome.Refused);
-        if (first < 0 || last === first || !Number.isFinite(maxBurst)) return undefined;
+        if (refusal < 0 || last === refusal || !Number.isFinite(maxBurst)) return undefined;
+        const first = this.fromStart ? 0 : refusal;
         for (const jitterMs of JITTERS_MS) {
-            const fitted = this.fitWithin(new FitSpan(this.sentAt, this.outcome, first, last, jitterMs), maxBurst);
+            const span = new FitSpan(this.sentAt, this.outcome, first, last, jitterMs, this.fromStart);
+            const fitted = this.fitWithin(span, maxBurst);
             if (fitted) return fitted;
         }
         return undefined;
@@ -120,10 +124,14 @@ export class BucketFit {
         while (cut < this.sentAt.length && (stale(cut) || this.outcome[cut] !== Outcome.Refused)) cut++;
         this.sentAt = this.sentAt.slice(cut);
         this.outcome = this.outcome.slice(cut);
+        this.fromStart = false;
     }
 }
 
-/** The requests from one refusal to another, and the jitter their times are read with. */
+/**
+ * The requests from one refusal (or the crawl's first request, `full`: the site's bucket was full
+ * then) to a later refusal, and the jitter their times are read with.
+ */
 class FitSpan {
     constructor(
         private readonly sentAt: readonly number[],
@@ -131,7 +139,18 @@ class FitSpan {
         private readonly first: number,
         private readonly last: number,
         private readonly jitterMs: number,
+        private readonly full: boolean,
     ) {}
+
+    /** The requests the walk takes in turn: from the first, when the bucket was full there, else after it. */
+    private get from(): number {
+        return this.full ? this.first : this.first + 1;
+    }
+
+    /** The time since the request before `i` (none before the span's first). */
+    private gap(i: number): number {
+        return i === this.first ? 0 : this.sentAt[i] - this.sentAt[i - 1];
+    }
 
     /** A rate above any that can be least: every request of the span one token apart at it. */
     topRate(): number {
@@ -155,13 +174,14 @@ class FitSpan {
     }
 
     /**
-     * Whether every acceptance finds a token, the level read high: one token at the first refusal,
-     * a pending request taking none, each acceptance arriving up to `jitterMs` late.
+     * Whether every acceptance finds a token, the level read high: one token at the first refusal (the
+     * burst at the crawl's start), a pending request taking none, each acceptance arriving up to
+     * `jitterMs` late.
      */
     acceptancesFit(burst: number, rate: number): boolean {
-        let level = 1;
-        for (let i = this.first + 1; i <= this.last; i++) {
-            const gap = this.sentAt[i] - this.sentAt[i - 1];
+        let level = this.full ? burst : 1;
+        for (let i = this.from; i <= this.last; i++) {
+            const gap = this.gap(i);
             if (this.outcome[i] === Outcome.Accepted) {
                 if (Math.min(burst, level + ((gap + this.jitterMs) * rate) / 1000) < 1) return false;
                 level = Math.max(0, Math.min(burst, level + (gap * rate) / 1000) - 1);
@@ -171,13 +191,15 @@ class FitSpan {
     }
 
     /**
-     * Whether every refusal finds under a token, the level read low: empty at the first refusal, a
-     * pending request taking one, each refusal arriving up to `jitterMs` early.
+     * Whether every refusal finds under a token, the level read low: empty at the first refusal (full
+     * at the crawl's start), a pending request taking one, each refusal arriving up to `jitterMs` early.
      */
     refusalsFit(burst: number, rate: number): boolean {
-        let level = 0;
-        for (let i = this.first + 1; i <= this.last; i++) {
-            const gap = this.sentAt[i] - this.sentAt[i - 1];
+        // A full bucket at the start, less a token a request the crawl did not count may have taken
+        // (a robots.txt the site's limiter counts).
+        let level = this.full ? Math.max(0, burst - 1) : 0;
+        for (let i = this.from; i <= this.last; i++) {
+            const gap = this.gap(i);
             if (this.outcome[i] === Outcome.Refused) {
                 if (Math.min(burst, level + (Math.max(0, gap - this.jitterMs) * rate) / 1000) >= 1) return false;
                 level = Math.min(burst, level + (gap * rate) / 1000);
