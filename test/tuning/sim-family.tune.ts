@@ -133,7 +133,7 @@ test('sim family', async () => {
         };
         rows.push(row);
         console.log(
-            `${seed} ${mix.kind} ${mix.pages}p done ${r.done}/${r.pages} ratio ${row.ratio.toFixed(2)} refused ${(row.refused * 100).toFixed(1)}% most/site ${row.worstSite} response ${row.response.toFixed(2)}x`,
+            `${seed} ${mix.kind} ${mix.pages}p done ${r.done}/${r.pages} ratio ${row.ratio.toFixed(2)} (${(r.makespanMs / 1000).toFixed(1)} s, oracle ${(o.makespanMs / 1000).toFixed(1)} s) refused ${(row.refused * 100).toFixed(1)}% most/site ${row.worstSite} response ${row.response.toFixed(2)}x`,
         );
     }
     const med = (xs: number[]) => [...xs].sort((a, b) => a - b)[Math.floor(xs.length / 2)];

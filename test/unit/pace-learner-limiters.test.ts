@@ -215,6 +215,26 @@ describe('fixed windows (N per window; every request counts, refused ones too)',
     });
 });
 
+describe('fixed windows of a second with headers, on a long crawl', () => {
+    test.each(['draft-8', 'legacy'] as const)(
+        'with %s headers (the reset rounded up to "1" throughout): an empty quota holds to the earliest reset the window announced',
+        async (headers) => {
+            // Held a second from the answer that found the quota empty, the scope lost most of the next
+            // window: 86 % of the rate over the second half (legacy), the oracle 60 %.
+            const site: SimSite = {
+                host,
+                latencyMs: 100,
+                limiter: { kind: 'window', limit: 10, windowMs: 1_000, headers },
+            };
+            const { r, oracle } = await besideOracle(site, 500);
+            expect(r.done).toBe(500);
+            expect(refusedAt(r)).toBe(0);
+            expect(lateRate(r)).toBeGreaterThanOrEqual(0.9 * 10);
+            expect(lateAcceptedPerSecond(oracle.arrivals.get(host)!)).toBeGreaterThanOrEqual(0.85 * 10);
+        },
+    );
+});
+
 describe('fixed windows without headers, on a long crawl', () => {
     test('a window proves a pace only as long as the wait the site named, and a cut the refusals outlast goes deeper', async () => {
         // 54 per 18 s, each refusal told to wait for the window's end. One-second windows proved any pace

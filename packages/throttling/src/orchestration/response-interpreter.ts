@@ -92,7 +92,7 @@ export class ResponseInterpreter {
             if (key !== undefined && limits && this.deps.paces(key)) {
                 const { backoffMaxDelayMs, rampup } = router.policyOf(key);
                 this.deps.states.update(key, (s) =>
-                    s.announce(now, limits.remaining, limits.resetMs, backoffMaxDelayMs, rampup),
+                    s.announce(now, { ...limits, sentAt: handout?.sentAt }, backoffMaxDelayMs, rampup),
                 );
             }
             return;

@@ -1,12 +1,14 @@
 import type { ResolvedPolicy } from './policy';
+import { QuotaReset } from './quota-reset';
 
 type Quota = NonNullable<ResolvedPolicy['quota']>;
 
 /**
- * The limits a scope runs into besides its pace: the request quota of the current window, the error
- * budget (network errors or timeouts in a row with no answer in between), and the skip for a crawl
- * delay above the maximum. A scope with no quota that never erred and was never skipped has none:
- * its `DomainState` makes one on the first such event. Every decision takes `now`.
+ * The limits a scope runs into besides its pace: the request quota of the current window, the reset
+ * of the quota the site announces, the error budget (network errors or timeouts in a row with no
+ * answer in between), and the skip for a crawl delay above the maximum. A scope with no quota that
+ * never erred, announced nothing and was never skipped has none: its `DomainState` makes one on the
+ * first such event. Every decision takes `now`.
  */
 export class DomainLimits {
     // Start of the current quota window, and the cost spent in it.
@@ -19,6 +21,8 @@ export class DomainLimits {
      * skipped for it (`onExcessiveCrawlDelay: 'skip'`). Not saved: robots.txt is read again on resume.
      */
     excessiveCrawlDelaySecs: number | undefined = undefined;
+    // When the quota the site announces resets, narrowed over a window's answers (none: never announced).
+    private announced: QuotaReset | undefined;
 
     get quotaWindowStart(): number {
         return this.windowStart;
@@ -60,6 +64,20 @@ export class DomainLimits {
     adjustSpend(dispatchedAt: number, delta: number, quota: Quota): void {
         if (Math.floor(dispatchedAt / quota.windowMs) * quota.windowMs !== this.windowStart) return;
         this.spent = Math.max(0, this.spent + delta);
+    }
+
+    /**
+     * An answer at `now` to a request sent at `sentAt` announced `remaining` left and `resetMs` to the
+     * reset: when the reset is at the latest, or undefined for a window a later request saw end.
+     */
+    announcedReset(now: number, sentAt: number | undefined, remaining: number, resetMs: number): number | undefined {
+        this.announced ??= new QuotaReset();
+        return this.announced.note(now, sentAt, remaining, resetMs);
+    }
+
+    /** The site refused a request: an announced reset is taken as each answer gives it from now on. */
+    noteRefusal(): void {
+        this.announced?.refused();
     }
 
     noteNetworkError(): void {

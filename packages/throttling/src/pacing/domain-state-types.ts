@@ -82,6 +82,16 @@ export interface DispatchReservation {
     readonly probe?: boolean;
 }
 
+/** What a response's RateLimit headers announced, and when its request was sent (when known). */
+export interface AnnouncedLimits {
+    /** Requests left in the current window. */
+    readonly remaining?: number;
+    /** Milliseconds until the window resets. */
+    readonly resetMs?: number;
+    /** When the request the answer is to was sent, epoch ms. */
+    readonly sentAt?: number;
+}
+
 /** A request that got its answer: when it was handed out (epoch ms) and the interval its dispatch armed. */
 export interface SentRequest {
     readonly sentAt: number;

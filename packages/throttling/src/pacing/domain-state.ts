@@ -24,7 +24,7 @@ import { applyJitter } from './policy';
 import type { ResolvedPolicy } from './policy';
 import type { SharedRefusal } from '../core/shared-limit-types';
 import type { BackoffPolicy, DispatchReservation, DomainStateData } from './domain-state-types';
-import type { PacingPolicy, RateLimitOutcome, SentRequest } from './domain-state-types';
+import type { AnnouncedLimits, PacingPolicy, RateLimitOutcome, SentRequest } from './domain-state-types';
 import { anyBackoffData, UNLIMITED } from './domain-state-types';
 import { BackoffClock, NO_BACKOFF } from './backoff-clock';
 import type { BackoffReadings } from './backoff-clock';
@@ -260,6 +260,7 @@ export class DomainState implements ScopeReads {
         if (sentAt !== undefined) pacer?.noteRefused(sentAt);
         const firstMs = pacer?.firstWaitMs(this.inFlight) ?? 0;
         const skip = pacer?.skipsRetry(now) ?? false;
+        this.scopeLimits?.noteRefusal();
         const outcome = this.ownBackoff().recordRefusal(
             now,
             waitMs,
@@ -300,15 +301,13 @@ export class DomainState implements ScopeReads {
      * Adaptive pacing does not spread: a reset rounded up to whole seconds and a bucket that refills
      * before it would pace far below what the site grants; it learns the pace, and still holds at zero.
      */
-    announce(
-        now: number,
-        remaining: number | undefined,
-        resetMs: number | undefined,
-        maxDelayMs: number,
-        rampup?: RampupPolicy,
-    ): void {
+    announce(now: number, limits: AnnouncedLimits, maxDelayMs: number, rampup?: RampupPolicy): void {
+        const { remaining, resetMs, sentAt } = limits;
         if (resetMs === undefined || !(resetMs > 0)) return;
-        const capped = Math.min(resetMs, maxDelayMs);
+        // The reset as the window's answers narrow it; none for a window a later request saw end.
+        const resetAt = this.ownLimits().announcedReset(now, sentAt, remaining ?? Infinity, resetMs);
+        if (resetAt === undefined) return;
+        const capped = Math.min(Math.max(0, resetAt - now), maxDelayMs);
         if (remaining === 0) {
             // Nothing left: as telling as a refusal (the bucket is empty now), without one being spent.
             if (rampup && now >= this.backoffUntil) this.ramp(rampup).onExhausted(now, rampup, capped);
@@ -317,7 +316,7 @@ export class DomainState implements ScopeReads {
         }
         if (rampup && remaining !== undefined && remaining > 0) this.ramp(rampup).onQuotaLeft(remaining);
         if (!rampup && remaining !== undefined && remaining > 0)
-            this.ownBackoff().announce(Math.min(resetMs / remaining, maxDelayMs), now + capped);
+            this.ownBackoff().announce(Math.min(capped / remaining, maxDelayMs), now + capped);
     }
 
     /**
