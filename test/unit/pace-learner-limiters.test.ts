@@ -147,15 +147,20 @@ describe('concurrency caps (nginx limit_conn: 503 beyond N)', () => {
     });
 });
 
+type WindowHeaders = Extract<NonNullable<SimSite['limiter']>, { kind: 'window' }>['headers'];
+
+/** A fixed window of `limit` per `windowMs`, answering in `latencyMs`, announcing it in `headers` style. */
+const windowSite = (limit: number, windowMs: number, headers: WindowHeaders, latencyMs: number): SimSite => ({
+    host,
+    latencyMs,
+    limiter: { kind: 'window', limit, windowMs, headers },
+});
+
 describe('fixed windows (N per window; every request counts, refused ones too)', () => {
     test.each(['draft-8', 'legacy', 'github'] as const)(
         'express-rate-limit / GitHub style with %s headers: the announced empty quota is obeyed, nothing refused',
         async (headers) => {
-            const site: SimSite = {
-                host,
-                latencyMs: 30,
-                limiter: { kind: 'window', limit: 20, windowMs: 5_000, headers },
-            };
+            const site = windowSite(20, 5_000, headers, 30);
             const { r, oracle } = await besideOracle(site, 100);
             expect(r.done).toBe(100);
             expect(refusedAt(r)).toBe(0);
@@ -166,11 +171,7 @@ describe('fixed windows (N per window; every request counts, refused ones too)',
     test.each(['draft-8', 'legacy'] as const)(
         'with %s headers and 300 ms pages, so several are in flight: no more in flight than the quota left',
         async (headers) => {
-            const site: SimSite = {
-                host,
-                latencyMs: 300,
-                limiter: { kind: 'window', limit: 20, windowMs: 2_000, headers },
-            };
+            const site = windowSite(20, 2_000, headers, 300);
             const { r, oracle } = await besideOracle(site, 100);
             expect(r.done).toBe(100);
             // With slots learned past the quota left, the requests in flight beyond it were refused (8).
@@ -187,11 +188,7 @@ describe('fixed windows (N per window; every request counts, refused ones too)',
     ])(
         'without headers, $limit per 5 s (429 + Retry-After to the window end): one refusal, within $within x the oracle',
         async ({ limit, latencyMs, pages, within }) => {
-            const site: SimSite = {
-                host,
-                latencyMs,
-                limiter: { kind: 'window', limit, windowMs: 5_000, headers: 'none' },
-            };
+            const site = windowSite(limit, 5_000, 'none', latencyMs);
             const { r, oracle } = await besideOracle(site, pages);
             expect(r.done).toBe(pages);
             expect(refusedAt(r)).toBe(1);
@@ -202,11 +199,7 @@ describe('fixed windows (N per window; every request counts, refused ones too)',
     test('refused with two in flight and a named wait: a rate limiter, not a cap, so the wait sets the pace', async () => {
         // Two slots delivered 9.5 req/s before the window of 12 per 5 s ran out. Read as a concurrency
         // cap's refusal, the pace stayed at 0.95 of that and was refused at each window's turn: 7 in all.
-        const site: SimSite = {
-            host,
-            latencyMs: 100,
-            limiter: { kind: 'window', limit: 12, windowMs: 5_000, headers: 'none' },
-        };
+        const site = windowSite(12, 5_000, 'none', 100);
         const { r, oracle } = await besideOracle(site, 300);
         expect(r.done).toBe(300);
         // The two in flight when the quota ran out, and one more.
@@ -221,11 +214,7 @@ describe('fixed windows of a second with headers, on a long crawl', () => {
         async (headers) => {
             // Held a second from the answer that found the quota empty, the scope lost most of the next
             // window: 86 % of the rate over the second half (legacy), the oracle 60 %.
-            const site: SimSite = {
-                host,
-                latencyMs: 100,
-                limiter: { kind: 'window', limit: 10, windowMs: 1_000, headers },
-            };
+            const site = windowSite(10, 1_000, headers, 100);
             const { r, oracle } = await besideOracle(site, 500);
             expect(r.done).toBe(500);
             expect(refusedAt(r)).toBe(0);
@@ -241,11 +230,7 @@ describe('fixed windows without headers, on a long crawl', () => {
         // at the start of a fresh window, and a cut to the delivery rate read without the wasted refill
         // (9 req/s, against a true 3) was refused again and undone as if the refusals came whatever the
         // pace: a refusal each window, 12 in all.
-        const site: SimSite = {
-            host,
-            latencyMs: 174,
-            limiter: { kind: 'window', limit: 54, windowMs: 18_000, headers: 'none' },
-        };
+        const site = windowSite(54, 18_000, 'none', 174);
         const { r, oracle } = await besideOracle(site, 500);
         expect(r.done).toBe(500);
         // Four refused at once when the first window ran out with 8 in flight, and one more.
