@@ -1,9 +1,10 @@
 /**
- * The rate and burst of a token bucket fitted together to a scope's requests since a refusal
- * (docs/rampup.md, "Rate and burst together"). The delivery since the bucket was last empty is a lower
- * bound of the rate: a full bucket wastes its refill while the pace sits under the rate. One run-up to
- * a refusal fits a slower bucket with a larger burst as well as a faster one with a smaller burst; two
- * or more, with the pace changing between them, leave few buckets that fit them all.
+ * The rate and burst of a token bucket fitted together to a scope's requests since a refusal, or since
+ * the crawl's start, when the site's bucket was full (docs/rampup.md, "Rate and burst together").
+ * The delivery since the bucket was last empty is a lower bound of the rate: a full bucket wastes its
+ * refill while the pace sits under the rate. One run-up to a refusal fits a slower bucket with a
+ * larger burst as well as a faster one with a smaller burst; two or more, with the pace changing
+ * between them, leave few buckets that fit them all.
  *
  * A bucket of burst b refilling r tokens a second holds under one token when it refuses a request and
  * at least one when it accepts one. Its level only grows with r and with b, so for each b the
@@ -24,7 +25,7 @@ const enum Outcome {
     Refused,
 }
 
-/** The bucket with the largest burst that fits every answer since the log's first refusal. */
+/** The bucket with the largest burst that fits every answer logged. */
 export interface FittedBucket {
     /** The least rate at which it fits, requests per second: the lowest of any bucket that fits. */
     rate: number;
@@ -90,8 +91,9 @@ export class BucketFit {
     }
 
     /**
-     * The buckets with bursts up to `maxBurst` that fit the answers since the first refusal logged,
-     * when two refusals or more are; undefined when none fits.
+     * The bucket with the largest burst up to `maxBurst` that fits the answers logged (from the
+     * crawl's start while the log holds it, else from its first refusal) up to the last refusal, when
+     * two refusals or more are logged; undefined when none fits.
      */
     fit(maxBurst: number): FittedBucket | undefined {
         const refusal = this.outcome.indexOf(Outcome.Refused);
