@@ -176,23 +176,55 @@ export function b5GoalLines(results: readonly MixResult[]): GoalLine[] {
 }
 
 /**
+ * A site of (d) in a long mix, with its second half's figures: its rate over its true rate (its
+ * capacity), its refused share, and the oracle's rate over the same (what a crawl told the limit keeps to).
+ */
+interface LongSite {
+    seed: number;
+    s: FamilySiteRun;
+    describe: string;
+    rateShare: number;
+    refusedShare: number;
+    oracleShare?: number;
+}
+
+/** The sites of (d) in long mixes (500 pages) that sent any request in their second half. */
+function longSites(pairs: readonly JudgedMix[]): LongSite[] {
+    return pairs
+        .filter((p) => isLong(p.mix.pages))
+        .flatMap(({ mix, oracle, throttler }) =>
+            throttler.sites.flatMap((s) => {
+                const site = mix.sites.find((m) => m.host === s.host);
+                if (site === undefined || s.late.requests === 0) return [];
+                const share = (run: FamilySiteRun) => run.late.servedPerSecond / site.capacity;
+                const told = oracle.sites.find((o) => o.host === s.host);
+                const refusedShare = s.late.refusals / s.late.requests;
+                const describe = site.describe || s.kind;
+                return [
+                    {
+                        seed: mix.seed,
+                        s,
+                        describe,
+                        rateShare: share(s),
+                        refusedShare,
+                        oracleShare: told && share(told),
+                    },
+                ];
+            }),
+        );
+}
+
+/**
  * The long crawls' line: every site of a long mix (500 pages) delivers at least 90 % of its true rate
  * (its capacity) with at most 1 % refused, over the second half of its requests, once the learner has
  * converged. No line without a long mix.
  */
 function longCrawlLine(pairs: readonly JudgedMix[]): GoalLine[] {
-    const sites = pairs
-        .filter((p) => isLong(p.mix.pages))
-        .flatMap((p) =>
-            p.throttler.sites.map((s) => ({ s, capacity: p.mix.sites.find((m) => m.host === s.host)?.capacity })),
-        )
-        .filter((x): x is { s: FamilySiteRun; capacity: number } => x.capacity !== undefined && x.s.late.requests > 0);
+    const sites = longSites(pairs);
     if (sites.length === 0) return [];
-    const rateShare = ({ s, capacity }: (typeof sites)[number]) => s.late.servedPerSecond / capacity;
-    const refused = ({ s }: (typeof sites)[number]) => s.late.refusals / s.late.requests;
-    const ok = sites.filter((x) => rateShare(x) >= LONG_RATE_SHARE && refused(x) <= LONG_REFUSED_SHARE);
-    const worstRate = Math.min(...sites.map(rateShare));
-    const worstRefused = Math.max(...sites.map(refused));
+    const ok = sites.filter((x) => x.rateShare >= LONG_RATE_SHARE && x.refusedShare <= LONG_REFUSED_SHARE);
+    const worstRate = Math.min(...sites.map((x) => x.rateShare));
+    const worstRefused = Math.max(...sites.map((x) => x.refusedShare));
     return [
         {
             goal: "long crawls: every site ≥ 90 % of its true rate and ≤ 1 % refused after convergence (its requests' second half)",
@@ -286,24 +318,14 @@ export function b5SitesOverRestated(results: readonly MixResult[]): string[] {
     });
 }
 
-/**
- * Every site of (d) in a long mix, one line each: its second half's rate over its true rate, its
- * refused share, and the oracle's rate on the same site (what a crawl told the limit keeps to).
- */
+/** Every site of (d) in a long mix, one line each, with the figures of {@link LongSite}. */
 export function b5LongSites(results: readonly MixResult[]): string[] {
-    return pairsOf(results).flatMap(({ mix, oracle, throttler }) =>
-        throttler.sites.flatMap((s) => {
-            const site = mix.sites.find((m) => m.host === s.host);
-            if (!isLong(mix.pages) || site === undefined || s.late.requests === 0) return [];
-            const share = (run: FamilySiteRun) => ((run.late.servedPerSecond / site.capacity) * 100).toFixed(0);
-            const refused = ((s.late.refusals / s.late.requests) * 100).toFixed(1);
-            const told = oracle.sites.find((o) => o.host === s.host);
-            const beside = told ? ` (oracle ${share(told)} %)` : '';
-            return [
-                `${mix.seed} ${s.host} (${site.describe || s.kind}): ${share(s)} % of its rate, ${refused} % refused${beside}`,
-            ];
-        }),
-    );
+    const percent = (share: number) => (share * 100).toFixed(0);
+    return longSites(pairsOf(results)).map(({ seed, s, describe, rateShare, refusedShare, oracleShare }) => {
+        const beside = oracleShare === undefined ? '' : ` (oracle ${percent(oracleShare)} %)`;
+        const refused = (refusedShare * 100).toFixed(1);
+        return `${seed} ${s.host} (${describe}): ${percent(rateShare)} % of its rate, ${refused} % refused${beside}`;
+    });
 }
 
 /** The slow sites of (d) whose median response was over 1.5 × their unloaded one, one line each. */
