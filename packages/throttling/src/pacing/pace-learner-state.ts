@@ -1,8 +1,10 @@
 /**
  * What a scope's pace learner knows, as it is persisted and inspected: the pace, the slots, the
  * response times and the window being measured, each a part that owns its fields. The learning
- * (pace-learner.ts) reads and moves them; callers read the numbers here, and a restore sets the
- * persisted ones (adaptive-data.ts). Rates are requests per second; times ms.
+ * (pace-learner.ts) reads and moves them; the few moves that touch the slots and the window alone
+ * (an announced quota, a refusal inside a backoff, a new window) are here. Callers read the numbers
+ * here, and a restore sets the persisted ones (adaptive-data.ts). Rates are requests per second;
+ * times ms.
  */
 import type { RampupPolicy } from './rampup-policy';
 import { RAMPUP_DEFAULTS } from './rampup-policy';
@@ -107,6 +109,23 @@ export abstract class PaceLearnerState implements AdaptiveData {
      */
     onQuotaLeft(remaining: number): void {
         this.slots.onQuotaLeft(remaining);
+    }
+
+    /**
+     * A refusal inside a backoff another one started (a burst of requests in flight refused together):
+     * nothing new of the pace, but the slots come down to those in flight below it, as at the first.
+     * A cap refuses at once, before the accepted requests are answered: the last of the burst sees
+     * the cap's own count in flight.
+     */
+    onRefusedInBackoff(now: number, inFlight: number): void {
+        this.slots.onRefusedInBackoff(now, inFlight, this.policy.maxConcurrency);
+    }
+
+    /** A new measuring window starts at `now`: the slots and the response times start theirs. */
+    protected startWindow(now: number): void {
+        this.window.begin(now);
+        this.slots.newWindow();
+        this.times.newWindow();
     }
 
     toJSON(): AdaptiveData {

@@ -212,16 +212,6 @@ export class PaceLearner extends PaceLearnerState {
     }
 
     /**
-     * A refusal inside a backoff another one started (a burst of requests in flight refused together):
-     * nothing new of the pace, but the slots come down to those in flight below it, as at the first.
-     * A cap refuses at once, before the accepted requests are answered: the last of the burst sees
-     * the cap's own count in flight.
-     */
-    onRefusedInBackoff(now: number, inFlight: number): void {
-        this.slots.onRefusedInBackoff(now, inFlight, this.policy.maxConcurrency);
-    }
-
-    /**
      * The site announced an empty quota (RateLimit headers): its bucket is empty now, as at a refusal,
      * without one being spent. Unpaced, or paced clearly faster than the site delivered, it sets the
      * pace as a refusal would; otherwise it only marks a point to measure from.
@@ -348,12 +338,6 @@ export class PaceLearner extends PaceLearnerState {
         // not gain what a probe above it costs.
         const probe = !this.trial.open && siteBacklog >= MIN_BACKLOG_TO_PROBE;
         this.pace.onQuiet(now, dispatched, probe, siteBacklog, this.policy);
-    }
-
-    private startWindow(now: number): void {
-        this.window.begin(now);
-        this.slots.newWindow();
-        this.times.newWindow();
     }
 
     /**
