@@ -216,9 +216,8 @@ export class PaceLearner extends PaceLearnerState {
      * The site announced an empty quota (RateLimit headers): its bucket is empty now, as at a refusal,
      * without one being spent. Unpaced, it sets the pace as a refusal would. Paced, it only marks a
      * point to measure from: the scope is held to the reset, and the quota left caps the requests in
-     * flight, so a pace above the quota's rate costs no refusal. Cut to what was delivered since an
-     * earlier point, which answers lag a response time behind, it kept one-second windows under 90 %
-     * of their quota.
+     * flight, so a pace above the quota's rate costs no refusal; and a cut would read low, since the
+     * answers counted since an earlier point lag a response time behind the requests the quota counted.
      */
     onExhausted(now: number, policy: RampupPolicy, waitMs: number): void {
         this.policy = policy;
