@@ -224,26 +224,6 @@ describe('fixed windows of a second with headers, on a long crawl', () => {
     );
 });
 
-describe('fixed windows of a second with headers: the quota, not the pace, holds the scope', () => {
-    // Each announced empty quota cut a paced scope to what it delivered since an earlier point, which
-    // the answers lag a response time behind: 86 %, 90 % and 92 % of the quota over the second half
-    // (90 %, 101 % and 99 % held by the quota alone).
-    test.each([
-        { limit: 18, latencyMs: 285, headers: 'draft-8' as const, atLeast: 0.88 },
-        { limit: 13, latencyMs: 50, headers: 'draft-8' as const, atLeast: 0.95 },
-        { limit: 10, latencyMs: 100, headers: 'legacy' as const, atLeast: 0.95 },
-    ])(
-        '$limit per second, $headers headers, $latencyMs ms pages: the second half at $atLeast of the quota or more, none refused',
-        async ({ limit, latencyMs, headers, atLeast }) => {
-            const site = windowSite(limit, 1_000, headers, latencyMs);
-            const { r } = await besideOracle(site, 500);
-            expect(r.done).toBe(500);
-            expect(refusedAt(r)).toBe(0);
-            expect(lateRate(r)).toBeGreaterThanOrEqual(atLeast * limit);
-        },
-    );
-});
-
 describe('fixed windows without headers, on a long crawl', () => {
     test('a window proves a pace only as long as the wait the site named, and a cut the refusals outlast goes deeper', async () => {
         // 54 per 18 s, each refusal told to wait for the window's end. One-second windows proved any pace

@@ -8,14 +8,13 @@
  *   slots × least ÷ median. The slot count where only latency grew (the knee) is not probed again for
  *   a period (slot-knee.ts). A refusal with more requests in flight than a quiet window had bounds
  *   slots to those below it (a concurrency cap answers 503 beyond N), each refusal of a burst in turn.
- * - Pace starts unpaced. A refusal, the first announced empty quota, or a queue at one slot (a limiter
- *   that delays rather than refuses) sets it just under the delivery rate (`PACE_GAIN`, as BBR cruises
- *   just under the bottleneck rate); a cut goes no lower than the slowest token bucket that fits the
- *   answers since an earlier refusal (bucket-fit.ts). Later empty quotas hold the scope to their reset
- *   and leave the pace. Quiet windows double it while no pace was refused, then step towards the
- *   lowest refused pace; that bound is relaxed now and then so a faster site is found. A queue left
- *   standing at the site while the pace spaced the requests is drained (BBR's drain): the pace drops
- *   for a window, then returns to the safe one.
+ * - Pace starts unpaced. A refusal, an announced empty quota, or a queue at one slot (a limiter that
+ *   delays rather than refuses) sets it just under the delivery rate (`PACE_GAIN`, as BBR cruises just
+ *   under the bottleneck rate); a cut goes no lower than the slowest token bucket that fits the
+ *   answers since an earlier refusal (bucket-fit.ts). Quiet windows double it while no pace was
+ *   refused, then step towards the lowest refused pace; that bound is relaxed now and then so a
+ *   faster site is found. A queue left standing at the site while the pace spaced the requests is
+ *   drained (BBR's drain): the pace drops for a window, then returns to the safe one.
  * - A refusal share that does not fall after a cut says the refusals do not follow the pace: the cut
  *   is undone and that share is not answered by cuts again.
  *
@@ -214,14 +213,14 @@ export class PaceLearner extends PaceLearnerState {
 
     /**
      * The site announced an empty quota (RateLimit headers): its bucket is empty now, as at a refusal,
-     * without one being spent. Unpaced, it sets the pace as a refusal would. Paced, it only marks a
-     * point to measure from: the scope is held to the reset, and the quota left caps the requests in
-     * flight, so a pace above the quota's rate costs no refusal; and a cut would read low, since the
-     * answers counted since an earlier point lag a response time behind the requests the quota counted.
+     * without one being spent. Unpaced, or paced clearly faster than the site delivered, it sets the
+     * pace as a refusal would; otherwise it only marks a point to measure from.
      */
     onExhausted(now: number, policy: RampupPolicy, waitMs: number): void {
         this.policy = policy;
+        const sample = this.deliverySample(now);
         if (!Number.isFinite(this.rate)) this.learnFirst(now, waitMs);
+        else if (sample !== undefined && sample.rate < this.rate * PACE_GAIN) this.setPace(now, sample.rate, this.rate);
         this.points.add(now, this.counts.answered, this.rate, waitMs);
         // The scope is held until the reset: the next window starts then, as after a refusal's wait.
         this.startWindow(now + waitMs);
