@@ -14,6 +14,7 @@ import { MemoryStorage } from '@crawlee/memory-storage';
 import { ManualClock, ThrottlingRequestManager } from 'crawlee-throttling';
 import type { ThrottlingRequestManagerOptions } from 'crawlee-throttling';
 import { QueueNamespace } from '../../packages/throttling/src/queues/queue-namespace';
+import { within } from '../helpers/faults';
 
 // Crawlee's v2 queue locks up to 25 requests of a queue on its first fetch, for `requestLockSecs`
 // of real time. A run that stops keeps those locks on disk; the next run sees the requests once the
@@ -57,39 +58,29 @@ function newManager(
     return manager;
 }
 
-// One test of this file hung past jest's 60 s once in CI (2026-12-07, the compat smoke; about 1 run
-// in 30), in a step nobody could tell and that no local loop reproduced. Each step below fails on its
-// own, named, well within that time, and a failed test runs once more with its first error logged,
-// so a recurrence says where it stopped without blocking a landing. Two failures in a row still fail.
+// A test of this file once ran past jest's 60 s in CI without saying where, and no local loop
+// reproduced it. Each step below fails on its own, named, well within that time, and a failed test
+// runs once more with its first error logged: a recurrence says where it stopped without blocking a
+// landing, and two failures in a row still fail.
 jest.retryTimes(1, { logErrorsBeforeRetry: true });
 
-/** Fails with `step` named when `work` has not settled within `ms`. */
-async function within<T>(step: string, work: Promise<T>, ms = 15_000): Promise<T> {
-    let timer: NodeJS.Timeout | undefined;
-    const late = new Promise<never>((_, reject) => {
-        timer = setTimeout(() => reject(new Error(`${step} did not settle within ${ms} ms`)), ms);
-    });
-    try {
-        return await Promise.race([work, late]);
-    } finally {
-        clearTimeout(timer);
-    }
-}
+/** Fails naming `step` when `work` has not settled within 15 s. */
+const step = <T>(name: string, work: Promise<T>): Promise<T> => within(work, 15_000, name);
 
 /** A clean stop: state saved, every pending write of memory-storage flushed. */
 async function stop(run: Run, ...managers: ThrottlingRequestManager[]): Promise<void> {
-    for (const m of managers) await within('persistState()', m.persistState());
-    await within("memory-storage's teardown()", run.storage.teardown());
+    for (const m of managers) await step('persistState()', m.persistState());
+    await step("memory-storage's teardown()", run.storage.teardown());
 }
 
 /** Fetches until the manager has nothing ready; marks each request handled. */
 async function drain(manager: ThrottlingRequestManager, max = 1_000): Promise<string[]> {
     const urls: string[] = [];
     for (let i = 0; i < max; i++) {
-        const request = await within(`fetchNextRequest() #${i + 1}`, manager.fetchNextRequest());
+        const request = await step(`fetchNextRequest() #${i + 1}`, manager.fetchNextRequest());
         if (!request) break;
         urls.push(request.url);
-        await within(`markRequestHandled(${request.url})`, manager.markRequestHandled(request));
+        await step(`markRequestHandled(${request.url})`, manager.markRequestHandled(request));
     }
     return urls;
 }
@@ -133,7 +124,7 @@ describe('resume (purgeOnStart: false)', () => {
 
         const run1 = openRun(false);
         const m1 = newManager(run1, { domains });
-        const added = await within(
+        const added = await step(
             'addRequestsBatched()',
             m1.addRequestsBatched(all, { waitForAllRequestsToBeAdded: true }),
         );
@@ -150,7 +141,7 @@ describe('resume (purgeOnStart: false)', () => {
         const second = await drain(m2);
         expect(new Set(second).size).toBe(second.length);
         expect(sorted(second)).toEqual(sorted(all.filter((u) => !first.includes(u))));
-        expect(await within('isFinished()', m2.isFinished())).toBe(true);
+        expect(await step('isFinished()', m2.isFinished())).toBe(true);
         await stop(run2, m2);
     });
 
@@ -158,7 +149,7 @@ describe('resume (purgeOnStart: false)', () => {
         const all = [...urlsOf('a.test', 2), ...urlsOf('b.test', 2), ...urlsOf('c.test', 2)];
         const run1 = openRun(false);
         const m1 = newManager(run1);
-        await within('addRequestsBatched()', m1.addRequestsBatched(all, { waitForAllRequestsToBeAdded: true }));
+        await step('addRequestsBatched()', m1.addRequestsBatched(all, { waitForAllRequestsToBeAdded: true }));
         // A new domain is saved before its first request lands.
         expect(sorted((await readRecord(DEFAULT_KEY))?.domains ?? [])).toEqual(['a.test', 'b.test', 'c.test']);
         await stop(run1, m1);
@@ -176,7 +167,7 @@ describe('resume (purgeOnStart: false)', () => {
         const run1 = openRun(false);
         const m1 = newManager(run1);
         m1.requestLockSecs = 2;
-        await within('addRequestsBatched()', m1.addRequestsBatched(all, { waitForAllRequestsToBeAdded: true }));
+        await step('addRequestsBatched()', m1.addRequestsBatched(all, { waitForAllRequestsToBeAdded: true }));
         const crashedAt = Date.now();
         // The first fetch locks the whole head of the queue (2 s); handing one out prolongs its
         // lock by another 2 s. Then the run dies without releasing anything.
@@ -186,7 +177,7 @@ describe('resume (purgeOnStart: false)', () => {
         const run2 = openRun(false);
         const m2 = newManager(run2);
         expect(await drain(m2)).toEqual([]);
-        expect(await within('isFinished()', m2.isFinished())).toBe(false);
+        expect(await step('isFinished()', m2.isFinished())).toBe(false);
 
         // Serve like a crawler's pool: isFinished() when nothing is ready, fetch when something is.
         const served: string[] = [];
@@ -217,15 +208,15 @@ describe('resuming a finished crawl', () => {
         const all = [...urlsOf('a.test', 2), ...urlsOf('b.test', 2)];
         const run1 = openRun(false, writeMetadata);
         const m1 = newManager(run1);
-        await within('addRequestsBatched()', m1.addRequestsBatched(all, { waitForAllRequestsToBeAdded: true }));
+        await step('addRequestsBatched()', m1.addRequestsBatched(all, { waitForAllRequestsToBeAdded: true }));
         expect(sorted(await drain(m1))).toEqual(sorted(all));
-        expect(await within('isFinished()', m1.isFinished())).toBe(true);
+        expect(await step('isFinished()', m1.isFinished())).toBe(true);
         await stop(run1, m1);
 
         const run2 = openRun(false, writeMetadata);
         const m2 = newManager(run2);
         expect(await m2.checkReadiness()).toMatchObject({ status: 'finished' });
-        expect(await within('isFinished()', m2.isFinished())).toBe(true);
+        expect(await step('isFinished()', m2.isFinished())).toBe(true);
         expect(await m2.fetchNextRequest()).toBeNull();
         await stop(run2, m2);
     });
@@ -239,7 +230,7 @@ describe('purge on start (purgeOnStart: true)', () => {
         const all = [...urlsOf('a.test', 3), ...urlsOf('b.test', 3)];
         const run1 = openRun(false);
         const m1 = newManager(run1);
-        await within('addRequestsBatched()', m1.addRequestsBatched(all, { waitForAllRequestsToBeAdded: true }));
+        await step('addRequestsBatched()', m1.addRequestsBatched(all, { waitForAllRequestsToBeAdded: true }));
         const handled = await handleSome(m1, 3);
         expect(handled).toHaveLength(3);
         await stop(run1, m1);
@@ -248,7 +239,7 @@ describe('purge on start (purgeOnStart: true)', () => {
         const run2 = openRun(true);
         const m2 = newManager(run2);
         expect(await m2.fetchNextRequest()).toBeNull();
-        expect(await within('isFinished()', m2.isFinished())).toBe(true);
+        expect(await step('isFinished()', m2.isFinished())).toBe(true);
         expect(m2.snapshot()).toEqual([]);
         expect(await queueDirs()).toEqual([]);
 
@@ -272,7 +263,7 @@ describe('purge on start (purgeOnStart: true)', () => {
 
         const run2 = openRun(true);
         const m2 = newManager(run2);
-        expect(await within('isFinished()', m2.isFinished())).toBe(true);
+        expect(await step('isFinished()', m2.isFinished())).toBe(true);
         expect(await queueDirs()).toEqual([]);
         expect(await m2.addRequest({ url: `http://${LONG_HOST}/1` })).toMatchObject({ wasAlreadyPresent: false });
         await sleep(LOCK_WAIT_MS);
@@ -307,7 +298,7 @@ describe('backoff across a restart', () => {
         const slow = m2.snapshot().find((s) => s.domain === 'slow.test');
         expect(slow).toMatchObject({ backoffUntil: T0 + 300_000, backingOff: true, ready: false, refusals: 1 });
         expect(await m2.checkReadiness()).toMatchObject({ status: 'waiting', readyAt: T0 + 300_000, inFlight: 0 });
-        expect(await within('isFinished()', m2.isFinished())).toBe(false);
+        expect(await step('isFinished()', m2.isFinished())).toBe(false);
 
         clock2.set(T0 + 299_999);
         expect(await m2.fetchNextRequest()).toBeNull();
@@ -324,7 +315,7 @@ describe('backoff across a restart', () => {
             rest.push(...(await drain(m2)));
         }
         expect(rest).toEqual(['http://slow.test/2']);
-        expect(await within('isFinished()', m2.isFinished())).toBe(true);
+        expect(await step('isFinished()', m2.isFinished())).toBe(true);
         await stop(run2, m2);
     });
 });
