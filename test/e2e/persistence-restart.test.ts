@@ -67,6 +67,10 @@ jest.retryTimes(1, { logErrorsBeforeRetry: true });
 /** Fails naming `step` when `work` has not settled within 15 s. */
 const step = <T>(name: string, work: Promise<T>): Promise<T> => within(work, 15_000, name);
 
+/** Adds `urls` and waits until every one has landed. */
+const addAll = (manager: ThrottlingRequestManager, urls: string[]) =>
+    step('addRequestsBatched()', manager.addRequestsBatched(urls, { waitForAllRequestsToBeAdded: true }));
+
 /** A clean stop: state saved, every pending write of memory-storage flushed. */
 async function stop(run: Run, ...managers: ThrottlingRequestManager[]): Promise<void> {
     for (const m of managers) await step('persistState()', m.persistState());
@@ -124,10 +128,7 @@ describe('resume (purgeOnStart: false)', () => {
 
         const run1 = openRun(false);
         const m1 = newManager(run1, { domains });
-        const added = await step(
-            'addRequestsBatched()',
-            m1.addRequestsBatched(all, { waitForAllRequestsToBeAdded: true }),
-        );
+        const added = await addAll(m1, all);
         expect(added.addedRequests.every((r) => !r.wasAlreadyPresent)).toBe(true);
         const first = await handleSome(m1, 6);
         expect(first).toHaveLength(6);
@@ -149,7 +150,7 @@ describe('resume (purgeOnStart: false)', () => {
         const all = [...urlsOf('a.test', 2), ...urlsOf('b.test', 2), ...urlsOf('c.test', 2)];
         const run1 = openRun(false);
         const m1 = newManager(run1);
-        await step('addRequestsBatched()', m1.addRequestsBatched(all, { waitForAllRequestsToBeAdded: true }));
+        await addAll(m1, all);
         // A new domain is saved before its first request lands.
         expect(sorted((await readRecord(DEFAULT_KEY))?.domains ?? [])).toEqual(['a.test', 'b.test', 'c.test']);
         await stop(run1, m1);
@@ -167,7 +168,7 @@ describe('resume (purgeOnStart: false)', () => {
         const run1 = openRun(false);
         const m1 = newManager(run1);
         m1.requestLockSecs = 2;
-        await step('addRequestsBatched()', m1.addRequestsBatched(all, { waitForAllRequestsToBeAdded: true }));
+        await addAll(m1, all);
         const crashedAt = Date.now();
         // The first fetch locks the whole head of the queue (2 s); handing one out prolongs its
         // lock by another 2 s. Then the run dies without releasing anything.
@@ -208,7 +209,7 @@ describe('resuming a finished crawl', () => {
         const all = [...urlsOf('a.test', 2), ...urlsOf('b.test', 2)];
         const run1 = openRun(false, writeMetadata);
         const m1 = newManager(run1);
-        await step('addRequestsBatched()', m1.addRequestsBatched(all, { waitForAllRequestsToBeAdded: true }));
+        await addAll(m1, all);
         expect(sorted(await drain(m1))).toEqual(sorted(all));
         expect(await step('isFinished()', m1.isFinished())).toBe(true);
         await stop(run1, m1);
@@ -230,7 +231,7 @@ describe('purge on start (purgeOnStart: true)', () => {
         const all = [...urlsOf('a.test', 3), ...urlsOf('b.test', 3)];
         const run1 = openRun(false);
         const m1 = newManager(run1);
-        await step('addRequestsBatched()', m1.addRequestsBatched(all, { waitForAllRequestsToBeAdded: true }));
+        await addAll(m1, all);
         const handled = await handleSome(m1, 3);
         expect(handled).toHaveLength(3);
         await stop(run1, m1);
@@ -255,9 +256,7 @@ describe('purge on start (purgeOnStart: true)', () => {
     test('also drops the queue of a domain whose queue name is hashed (a very long hostname)', async () => {
         const run1 = openRun(false);
         const m1 = newManager(run1);
-        await m1.addRequestsBatched([`http://${LONG_HOST}/1`, `http://${LONG_HOST}/2`], {
-            waitForAllRequestsToBeAdded: true,
-        });
+        await addAll(m1, [`http://${LONG_HOST}/1`, `http://${LONG_HOST}/2`]);
         await stop(run1, m1);
         expect(await queueDirs()).toHaveLength(1);
 
@@ -277,12 +276,12 @@ describe('backoff across a restart', () => {
         const clock1 = new ManualClock(T0);
         const run1 = openRun(false);
         const m1 = newManager(run1, { clock: clock1, maxDelaySecs: 600 });
-        await m1.addRequestsBatched(urlsOf('slow.test', 2), { waitForAllRequestsToBeAdded: true });
+        await addAll(m1, urlsOf('slow.test', 2));
         const refused = (await m1.fetchNextRequest())!;
         expect(refused.url).toBe('http://slow.test/1');
         m1.recordPacingSignal({ reason: 'rateLimited', url: refused.url, waitMs: 300_000 });
         await m1.reclaimRequest(refused);
-        await m1.addRequestsBatched(urlsOf('fast.test', 2), { waitForAllRequestsToBeAdded: true });
+        await addAll(m1, urlsOf('fast.test', 2));
         // Saved by the escalation itself, without an explicit persistState (a crash right after).
         await waitFor(
             'the backoff on disk',
@@ -332,12 +331,8 @@ describe('two managers on one storage', () => {
         const run1 = openRun(false);
         const a1 = newManager(run1);
         const b1 = newManager(run1, { persistStateKey: KEY_B });
-        const addedA = await a1.addRequestsBatched([...shared, 'http://a-only.test/1'], {
-            waitForAllRequestsToBeAdded: true,
-        });
-        const addedB = await b1.addRequestsBatched([...shared, 'http://b-only.test/1'], {
-            waitForAllRequestsToBeAdded: true,
-        });
+        const addedA = await addAll(a1, [...shared, 'http://a-only.test/1']);
+        const addedB = await addAll(b1, [...shared, 'http://b-only.test/1']);
         // Same URLs, separate queues: neither sees the other's requests as duplicates.
         expect(addedA.addedRequests.every((r) => !r.wasAlreadyPresent)).toBe(true);
         expect(addedB.addedRequests.every((r) => !r.wasAlreadyPresent)).toBe(true);
