@@ -181,7 +181,7 @@ export function b5GoalLines(results: readonly MixResult[]): GoalLine[] {
  */
 interface LongSite {
     seed: number;
-    s: FamilySiteRun;
+    host: string;
     describe: string;
     rateShare: number;
     refusedShare: number;
@@ -203,7 +203,7 @@ function longSites(pairs: readonly JudgedMix[]): LongSite[] {
                 return [
                     {
                         seed: mix.seed,
-                        s,
+                        host: s.host,
                         describe,
                         rateShare: share(s),
                         refusedShare,
@@ -321,10 +321,10 @@ export function b5SitesOverRestated(results: readonly MixResult[]): string[] {
 /** Every site of (d) in a long mix, one line each, with the figures of {@link LongSite}. */
 export function b5LongSites(results: readonly MixResult[]): string[] {
     const percent = (share: number) => (share * 100).toFixed(0);
-    return longSites(pairsOf(results)).map(({ seed, s, describe, rateShare, refusedShare, oracleShare }) => {
+    return longSites(pairsOf(results)).map(({ seed, host, describe, rateShare, refusedShare, oracleShare }) => {
         const beside = oracleShare === undefined ? '' : ` (oracle ${percent(oracleShare)} %)`;
         const refused = (refusedShare * 100).toFixed(1);
-        return `${seed} ${s.host} (${describe}): ${percent(rateShare)} % of its rate, ${refused} % refused${beside}`;
+        return `${seed} ${host} (${describe}): ${percent(rateShare)} % of its rate, ${refused} % refused${beside}`;
     });
 }
 
