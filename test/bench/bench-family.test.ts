@@ -23,6 +23,7 @@ import {
     refusalAllowance,
     restatedAllowance,
     restatedBound,
+    restatedLongShare,
 } from '../../packages/bench/src/b5-goals';
 import { allowanceRatio, bareThreshold } from '../../packages/bench/src/allowance-bound';
 import { type FamilySiteRun, lateHalf, retryAfterMs, scoreFamilyRun } from '../../packages/bench/src/family-score';
@@ -295,12 +296,42 @@ describe('B5 family: scoring', () => {
         };
         expect(listed(long)).toHaveLength(1);
         expect(listed(long)[0]).toMatch(
-            new RegExp(`^${long.seed} ${haproxy.host} .*: 92 % of its rate, 0.8 % refused \\(oracle \\d+ %\\)$`),
+            new RegExp(
+                `^${long.seed} ${haproxy.host} .*: 92 % of its rate, 0.8 % refused \\(oracle \\d+ %, restated need \\d+ %\\)$`,
+            ),
         );
         expect(listed(mix)).toEqual([]);
         // No long mix, no line; nor for a quick run's long mix, cut to a few pages.
         expect(judge({ requests: 250, refusals: 3, servedPerSecond: 0.5 }, mix)).toHaveLength(7);
         expect(judge({ requests: 4, refusals: 3, servedPerSecond: 0.5 }, { ...long, pages: 8 })).toHaveLength(7);
+    });
+
+    it("restates the long crawls' line against the oracle's rate on the same site", () => {
+        const [, haproxy] = scoreFamilyRun(log, mix).sites;
+        const long = { ...mix, kind: 'long' as const, pages: 500 };
+        // The haproxy site's true rate is 1 a second; the oracle paces it at 0.95.
+        const judge = (oracleRate: number, late: FamilySiteRun['late']) => {
+            const oracle = {
+                ...run('oracle', 1_000, 0),
+                sites: [{ ...haproxy, late: { ...late, servedPerSecond: oracleRate } }],
+            };
+            const throttler = { ...run('throttler', 1_000, 0), sites: [{ ...haproxy, late }] };
+            return b5RestatedLines([{ mix: long, runs: [oracle, throttler] }]).find((l) => l.goal.startsWith('long'));
+        };
+        // The oracle delivered 0.855 of its 0.95: 90 % of that is 0.81 of the rate.
+        expect(judge(0.855, { requests: 250, refusals: 0, servedPerSecond: 0.82 })).toMatchObject({
+            measured: '1/1 sites (worst 101 % of what it needs)',
+            met: true,
+        });
+        expect(judge(0.855, { requests: 250, refusals: 0, servedPerSecond: 0.8 })?.met).toBe(false);
+        // Refusals still count, and an oracle at or over its pace asks the issue's 90 %, never more.
+        expect(judge(0.855, { requests: 250, refusals: 3, servedPerSecond: 0.9 })?.met).toBe(false);
+        expect(judge(0.99, { requests: 250, refusals: 0, servedPerSecond: 0.9 })?.met).toBe(true);
+        expect(judge(0.99, { requests: 250, refusals: 0, servedPerSecond: 0.89 })?.met).toBe(false);
+        expect(restatedLongShare(undefined)).toBe(0.9);
+        // A short mix has no long line.
+        const short = b5RestatedLines([{ mix, runs: [run('oracle', 1_000, 0), run('throttler', 1_000, 0)] }]);
+        expect(short.some((l) => l.goal.startsWith('long'))).toBe(false);
     });
 
     it('names the sites over their allowance, with the wait each first named', () => {
@@ -535,7 +566,9 @@ describe('B5 family: the goal restated with the bounds of docs/rampup.md', () =>
     it("prints the issue's lines, then the restated ones under their heading, then both lists of sites over", () => {
         const bare = desc('h.example', 'haproxy', { rate: 0.5 });
         const md = b5GoalMarkdown([result([bare], 1_000, 1_000, [{ refusals: 4 }])]);
-        const heading = md.indexOf('Restated where docs/rampup.md proves no learner told nothing can do better:');
+        const heading = md.indexOf(
+            'Restated where docs/rampup.md proves, or the oracle beside it measures, that no learner told nothing can do better:',
+        );
         const issueOver = md.indexOf('Sites of (d) over what the goal allows them:');
         const restatedOver = md.indexOf('Sites of (d) over the restated allowance:');
         expect(md.slice(2, 9).map((l) => l.slice(4))).toEqual(

@@ -1,5 +1,5 @@
 import { allowanceRatio, bareAllowance, bareThreshold } from './allowance-bound';
-import { FAMILY_RANGES, type FamilyKind, type FamilyMix, type FamilySite } from './family-mixes';
+import { FAMILY_RANGES, ORACLE_PACE_SHARE, type FamilyKind, type FamilyMix, type FamilySite } from './family-mixes';
 import type { FamilySiteRun } from './family-score';
 import { median } from './stats';
 import type { MixResult, MixRun } from './mix-family';
@@ -234,6 +234,35 @@ function longCrawlLine(pairs: readonly JudgedMix[]): GoalLine[] {
     ];
 }
 
+/**
+ * A long crawl's site needs, restated: 90 % of its true rate where the oracle beside it delivered the
+ * 95 % it was told to pace at, and that much less where the oracle fell short of it. What the oracle,
+ * told the rate, does not deliver of its pace is the crawler's and the machine's (each request leaves
+ * after the crawler's hooks and the client's setup, and its interval counts from then), and a learner
+ * pays it too ("A long crawl on a loaded machine" in docs/rampup.md). Never more than the issue's 90 %.
+ */
+export function restatedLongShare(oracleShare: number | undefined): number {
+    if (oracleShare === undefined) return LONG_RATE_SHARE;
+    return LONG_RATE_SHARE * Math.min(1, oracleShare / ORACLE_PACE_SHARE);
+}
+
+/** The long crawls' line restated with {@link restatedLongShare}; no line without a long mix. */
+function restatedLongLine(pairs: readonly JudgedMix[]): GoalLine[] {
+    const sites = longSites(pairs);
+    if (sites.length === 0) return [];
+    const ok = sites.filter(
+        (x) => x.rateShare >= restatedLongShare(x.oracleShare) && x.refusedShare <= LONG_REFUSED_SHARE,
+    );
+    const worst = Math.min(...sites.map((x) => x.rateShare / restatedLongShare(x.oracleShare)));
+    return [
+        {
+            goal: "long crawls: every site ≥ 90/95 of the oracle's rate on it and ≤ 1 % refused after convergence (restated: a long crawl on a loaded machine)",
+            measured: `${count(ok, sites)} sites (worst ${(worst * 100).toFixed(0)} % of what it needs)`,
+            met: ok.length === sites.length,
+        },
+    ];
+}
+
 /** The kinds whose limit is a number of requests in flight, which a learner told nothing has to find by growing. */
 const CONCURRENCY_KINDS: ReadonlySet<FamilyKind> = new Set(['slow', 'nginx-limit-conn']);
 
@@ -279,6 +308,7 @@ export function b5RestatedLines(results: readonly MixResult[]): GoalLine[] {
             measured: `${count(ok, sites)} sites`,
             met: ok.length === sites.length,
         },
+        ...restatedLongLine(pairs),
     ];
 }
 
@@ -322,7 +352,8 @@ export function b5SitesOverRestated(results: readonly MixResult[]): string[] {
 export function b5LongSites(results: readonly MixResult[]): string[] {
     const percent = (share: number) => (share * 100).toFixed(0);
     return longSites(pairsOf(results)).map(({ seed, host, describe, rateShare, refusedShare, oracleShare }) => {
-        const beside = oracleShare === undefined ? '' : ` (oracle ${percent(oracleShare)} %)`;
+        const need = percent(restatedLongShare(oracleShare));
+        const beside = oracleShare === undefined ? '' : ` (oracle ${percent(oracleShare)} %, restated need ${need} %)`;
         const refused = (refusedShare * 100).toFixed(1);
         return `${seed} ${host} (${describe}): ${percent(rateShare)} % of its rate, ${refused} % refused${beside}`;
     });
@@ -353,7 +384,7 @@ export function b5GoalMarkdown(results: readonly MixResult[]): string[] {
         '',
         ...lines.map(bullet),
         '',
-        'Restated where docs/rampup.md proves no learner told nothing can do better:',
+        'Restated where docs/rampup.md proves, or the oracle beside it measures, that no learner told nothing can do better:',
         '',
         ...b5RestatedLines(results).map(bullet),
         ...list('Sites of (d) over what the goal allows them:', b5SitesOver(results)),

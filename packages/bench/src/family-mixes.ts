@@ -216,6 +216,9 @@ export function drawFamilyMixes(
     return Array.from({ length: count }, (_, i) => drawFamilyMix(firstSeed + i, longShare, overrides));
 }
 
+/** The share of a site's rate the oracle is told to pace at (the issue's `delaySecs` = 1 / (0.95 × rate)). */
+export const ORACLE_PACE_SHARE = 0.95;
+
 /**
  * The oracle's per-site settings: told the rate, it paces at 95 % of it (`delaySecs` = 1 / (0.95 ×
  * rate)) with enough slots for the response time; told a concurrency cap, it holds that many in flight;
@@ -225,5 +228,5 @@ export function oracleScope(site: FamilySite): { delaySecs: number; concurrency:
     const { rate, concurrency } = site.truth;
     if (rate === undefined) return { delaySecs: 0, concurrency: concurrency ?? 1, rampup: false };
     const slots = Math.max(1, Math.ceil((rate * (site.unloadedMs + 50)) / 1000) + 1);
-    return { delaySecs: 1 / (0.95 * rate), concurrency: slots, rampup: false };
+    return { delaySecs: 1 / (ORACLE_PACE_SHARE * rate), concurrency: slots, rampup: false };
 }
