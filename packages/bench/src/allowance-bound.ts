@@ -29,10 +29,33 @@ export function bareThreshold(
     return (1 / retrySecs) * (left / (1.3 * pages));
 }
 
-/** The most refusals a bucket of `rate` that names no wait may cost: 3 under {@link bareThreshold}, else 2. */
-export function bareAllowance(rate: number): number {
-    return rate < bareThreshold() ? 3 : 2;
+/**
+ * The rate under which a bucket that names no wait also refuses the retry a learner within 1.3× of the
+ * family's fastest burst-1 bucket must send: the inverse of the 0.4 s {@link bareThreshold} derives.
+ */
+export function retryThreshold(
+    fastest: number = FAMILY_RANGES.rate[1],
+    pages: number = FAMILY_RANGES.shortPages,
+): number {
+    return fastest / (1.3 * pages - (pages - 2));
 }
+
+/**
+ * Refusals a bucket of `rate` that names no wait costs after the round where its burst ran out,
+ * whatever the learner does: the retry, under {@link retryThreshold}, and a gap too short, under
+ * {@link bareThreshold} ("Refusals that name no wait").
+ */
+export function bareForced(rate: number): number {
+    return (rate < retryThreshold() ? 1 : 0) + (rate < bareThreshold() ? 1 : 0);
+}
+
+/**
+ * Refusals a learner may take in the round where a site's burst runs out, at a site that answers as
+ * slowly as a concurrency limit of the family: two, as a learner within 1.3× of the least possible at a
+ * server of two workers sends pairs early in a short crawl, and a site whose burst ends at a pair
+ * refuses both ("Two in flight when a burst runs out"). Elsewhere one.
+ */
+export const PAIR_REFUSALS = 2;
 
 /** The token buckets an adversary may pick from: B5's ranges of burst, rate and answer time. */
 export interface BucketFamily {
@@ -64,8 +87,6 @@ interface Bucket {
     burst: number;
     // Tokens it gains in one round, the site's answer time.
     refill: number;
-    // Refusals it may cost before its first refusal is back.
-    allowed: number;
 }
 
 /** Rounds of one answer time each that a learner holding `cap` in flight from the start takes. */
@@ -121,7 +142,7 @@ function bucketsOf(family: BucketFamily, roundMs: number): Bucket[] {
     for (let burst = family.burst[0]; burst <= family.burst[1]; burst++) {
         for (let i = 0; lowRate + i * RATE_STEP <= highRate + EPSILON; i++) {
             const rate = lowRate + i * RATE_STEP;
-            out.push({ burst, refill: (rate * roundMs) / 1000, allowed: bareAllowance(rate) });
+            out.push({ burst, refill: (rate * roundMs) / 1000 });
         }
     }
     return out;
@@ -169,7 +190,7 @@ class ScheduleSearch {
     /** Whether every bucket still answering like the site would refuse no more than it allows. */
     private withinAllowance(tokens: Float64Array, inFlight: number): boolean {
         return this.buckets.every(
-            (b, i) => tokens[i] < 0 || inFlight - Math.floor(tokens[i] + b.refill + EPSILON) <= b.allowed,
+            (b, i) => tokens[i] < 0 || inFlight - Math.floor(tokens[i] + b.refill + EPSILON) <= PAIR_REFUSALS,
         );
     }
 
