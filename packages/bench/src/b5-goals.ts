@@ -1,10 +1,15 @@
 import { allowanceRatio, bareForced, bareThreshold, PAIR_REFUSALS, retryThreshold } from './allowance-bound';
-import { FAMILY_RANGES, ORACLE_PACE_SHARE, type FamilyKind, type FamilyMix, type FamilySite } from './family-mixes';
+import { FAMILY_RANGES, type FamilyKind, type FamilyMix, type FamilySite } from './family-mixes';
+import { count, pairsOf } from './b5-judged';
+import type { GoalLine, JudgedMix } from './b5-judged';
+import { b5LongSites, isLong, LONG_REFUSED_SHARE, longCrawlLine, restatedLongLine } from './b5-long-crawls';
 import type { FamilySiteRun } from './family-score';
 import { median } from './stats';
 import type { MixResult, MixRun } from './mix-family';
 
 export { doublingRatio } from './allowance-bound';
+export type { GoalLine, JudgedMix } from './b5-judged';
+export { b5LongSites, restatedLongShare } from './b5-long-crawls';
 
 /**
  * B5 against the pace learner's goal (docs/rampup.md), for the throttler with defaults: each mix's
@@ -13,13 +18,6 @@ export { doublingRatio } from './allowance-bound';
  * told nothing can meet are restated with the bounds docs/rampup.md proves ("What no learner told
  * nothing can meet"), so a run shows both. Pure: everything comes from the runs.
  */
-
-/** A long crawl's share of the true rate, and of requests refused, once converged (the issue's goal). */
-const LONG_RATE_SHARE = 0.9;
-const LONG_REFUSED_SHARE = 0.01;
-
-/** A crawl of this many pages a site is long (a quick run's long mixes, cut to a few pages, are not). */
-const isLong = (pages: number) => pages >= FAMILY_RANGES.longPages;
 
 /** Kinds whose RateLimit headers announce the quota before it runs out. */
 const ANNOUNCING: ReadonlySet<FamilyKind> = new Set(['window', 'express-rate-limit']);
@@ -109,28 +107,6 @@ export function restatedAllowance(site: FamilySiteRun, truth: SiteTruth): number
     return restatedBound(site, truth).allowed;
 }
 
-export interface GoalLine {
-    goal: string;
-    measured: string;
-    met: boolean;
-}
-
-const runOf = (r: MixResult, contender: MixRun['contender']) => r.runs.find((x) => x.contender === contender);
-
-/** A mix the goal can judge: it ran both the oracle and the throttler. */
-export interface JudgedMix {
-    mix: FamilyMix;
-    oracle: MixRun;
-    throttler: MixRun;
-}
-
-/** The mixes that ran both the oracle and the throttler: the only ones the goal can judge. */
-function pairsOf(results: readonly MixResult[]): JudgedMix[] {
-    return results
-        .map((r) => ({ mix: r.mix, oracle: runOf(r, 'oracle'), throttler: runOf(r, 'throttler') }))
-        .filter((p): p is JudgedMix => !!p.oracle && !!p.throttler);
-}
-
 /** The longest wait a first refusal named at any of the run's sites: the goal allows it on top. */
 const firstWaitOf = (run: MixRun) => Math.max(0, ...run.sites.map((s) => s.firstRetryAfterMs));
 
@@ -138,8 +114,6 @@ const firstWaitOf = (run: MixRun) => Math.max(0, ...run.sites.map((s) => s.first
 function siteOf(mix: FamilyMix, host: string): SiteTruth & { describe?: string } {
     return mix.sites.find((m) => m.host === host) ?? { truth: {}, site: { host } };
 }
-
-const count = (ok: unknown[], all: unknown[]) => `${ok.length}/${all.length}`;
 
 /** The goal's lines, measured on `results`; empty when no mix ran both the oracle and the throttler. */
 export function b5GoalLines(results: readonly MixResult[]): GoalLine[] {
@@ -201,94 +175,6 @@ export function b5GoalLines(results: readonly MixResult[]): GoalLine[] {
         ...long,
     ];
     return lines;
-}
-
-/**
- * A site of (d) in a long mix, with its second half's figures: its rate over its true rate (its
- * capacity), its refused share, and the oracle's rate over the same (what a crawl told the limit keeps to).
- */
-interface LongSite {
-    seed: number;
-    host: string;
-    describe: string;
-    rateShare: number;
-    refusedShare: number;
-    oracleShare?: number;
-}
-
-/** The sites of (d) in long mixes (500 pages) that sent any request in their second half. */
-function longSites(pairs: readonly JudgedMix[]): LongSite[] {
-    return pairs
-        .filter((p) => isLong(p.mix.pages))
-        .flatMap(({ mix, oracle, throttler }) =>
-            throttler.sites.flatMap((s) => {
-                const site = mix.sites.find((m) => m.host === s.host);
-                if (site === undefined || s.late.requests === 0) return [];
-                const share = (run: FamilySiteRun) => run.late.servedPerSecond / site.capacity;
-                const told = oracle.sites.find((o) => o.host === s.host);
-                const refusedShare = s.late.refusals / s.late.requests;
-                const describe = site.describe || s.kind;
-                return [
-                    {
-                        seed: mix.seed,
-                        host: s.host,
-                        describe,
-                        rateShare: share(s),
-                        refusedShare,
-                        oracleShare: told && share(told),
-                    },
-                ];
-            }),
-        );
-}
-
-/**
- * The long crawls' line: every site of a long mix (500 pages) delivers at least 90 % of its true rate
- * (its capacity) with at most 1 % refused, over the second half of its requests, once the learner has
- * converged. No line without a long mix.
- */
-function longCrawlLine(pairs: readonly JudgedMix[]): GoalLine[] {
-    const sites = longSites(pairs);
-    if (sites.length === 0) return [];
-    const ok = sites.filter((x) => x.rateShare >= LONG_RATE_SHARE && x.refusedShare <= LONG_REFUSED_SHARE);
-    const worstRate = Math.min(...sites.map((x) => x.rateShare));
-    const worstRefused = Math.max(...sites.map((x) => x.refusedShare));
-    return [
-        {
-            goal: "long crawls: every site ≥ 90 % of its true rate and ≤ 1 % refused after convergence (its requests' second half)",
-            measured: `${count(ok, sites)} sites (worst ${(worstRate * 100).toFixed(0)} % of the rate, ${(worstRefused * 100).toFixed(1)} % refused)`,
-            met: ok.length === sites.length,
-        },
-    ];
-}
-
-/**
- * A long crawl's site needs, restated: 90 % of its true rate where the oracle beside it delivered the
- * 95 % it was told to pace at, and that much less where the oracle fell short of it. What the oracle,
- * told the rate, does not deliver of its pace is the crawler's and the machine's (each request leaves
- * after the crawler's hooks and the client's setup, and its interval counts from then), and a learner
- * pays it too ("A long crawl on a loaded machine" in docs/rampup.md). Never more than the issue's 90 %.
- */
-export function restatedLongShare(oracleShare: number | undefined): number {
-    if (oracleShare === undefined) return LONG_RATE_SHARE;
-    return LONG_RATE_SHARE * Math.min(1, oracleShare / ORACLE_PACE_SHARE);
-}
-
-/** The long crawls' line restated with {@link restatedLongShare}; no line without a long mix. */
-function restatedLongLine(pairs: readonly JudgedMix[]): GoalLine[] {
-    const sites = longSites(pairs);
-    if (sites.length === 0) return [];
-    const ok = sites.filter(
-        (x) => x.rateShare >= restatedLongShare(x.oracleShare) && x.refusedShare <= LONG_REFUSED_SHARE,
-    );
-    const worst = Math.min(...sites.map((x) => x.rateShare / restatedLongShare(x.oracleShare)));
-    return [
-        {
-            goal: "long crawls: every site ≥ 90/95 of the oracle's rate on it and ≤ 1 % refused after convergence (restated: a long crawl on a loaded machine)",
-            measured: `${count(ok, sites)} sites (worst ${(worst * 100).toFixed(0)} % of what it needs)`,
-            met: ok.length === sites.length,
-        },
-    ];
 }
 
 /** The kinds whose limit is a number of requests in flight, which a learner told nothing has to find by growing. */
@@ -373,17 +259,6 @@ export function b5SitesOverRestated(results: readonly MixResult[]): string[] {
         const { allowed, bound } = restatedBound(s, truth);
         if (s.refusals <= allowed) return [];
         return [overLine(mix, s, truth, `${allowed} allowed (${bound})`)];
-    });
-}
-
-/** Every site of (d) in a long mix, one line each, with the figures of {@link LongSite}. */
-export function b5LongSites(results: readonly MixResult[]): string[] {
-    const percent = (share: number) => (share * 100).toFixed(0);
-    return longSites(pairsOf(results)).map(({ seed, host, describe, rateShare, refusedShare, oracleShare }) => {
-        const need = percent(restatedLongShare(oracleShare));
-        const beside = oracleShare === undefined ? '' : ` (oracle ${percent(oracleShare)} %, restated need ${need} %)`;
-        const refused = (refusedShare * 100).toFixed(1);
-        return `${seed} ${host} (${describe}): ${percent(rateShare)} % of its rate, ${refused} % refused${beside}`;
     });
 }
 
