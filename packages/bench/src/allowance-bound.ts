@@ -25,8 +25,7 @@ export function bareThreshold(
     pages: number = FAMILY_RANGES.shortPages,
 ): number {
     const left = pages - 2;
-    const retrySecs = (1.3 * pages - left) / fastest;
-    return (1 / retrySecs) * (left / (1.3 * pages));
+    return retryThreshold(fastest, pages) * (left / (1.3 * pages));
 }
 
 /**

@@ -56,6 +56,11 @@ function longSites(pairs: readonly JudgedMix[]): LongSite[] {
         );
 }
 
+/** The sites that deliver at least `need` of their rate with at most 1 % refused: both lines' test. */
+function meeting(sites: readonly LongSite[], need: (site: LongSite) => number): LongSite[] {
+    return sites.filter((x) => x.rateShare >= need(x) && x.refusedShare <= LONG_REFUSED_SHARE);
+}
+
 /**
  * The long crawls' line: every site of a long mix (500 pages) delivers at least 90 % of its true rate
  * (its capacity) with at most 1 % refused, over the second half of its requests, once the learner has
@@ -64,7 +69,7 @@ function longSites(pairs: readonly JudgedMix[]): LongSite[] {
 export function longCrawlLine(pairs: readonly JudgedMix[]): GoalLine[] {
     const sites = longSites(pairs);
     if (sites.length === 0) return [];
-    const ok = sites.filter((x) => x.rateShare >= LONG_RATE_SHARE && x.refusedShare <= LONG_REFUSED_SHARE);
+    const ok = meeting(sites, () => LONG_RATE_SHARE);
     const worstRate = Math.min(...sites.map((x) => x.rateShare));
     const worstRefused = Math.max(...sites.map((x) => x.refusedShare));
     return [
@@ -92,9 +97,7 @@ export function restatedLongShare(oracleShare: number | undefined): number {
 export function restatedLongLine(pairs: readonly JudgedMix[]): GoalLine[] {
     const sites = longSites(pairs);
     if (sites.length === 0) return [];
-    const ok = sites.filter(
-        (x) => x.rateShare >= restatedLongShare(x.oracleShare) && x.refusedShare <= LONG_REFUSED_SHARE,
-    );
+    const ok = meeting(sites, (x) => restatedLongShare(x.oracleShare));
     const worst = Math.min(...sites.map((x) => x.rateShare / restatedLongShare(x.oracleShare)));
     return [
         {
