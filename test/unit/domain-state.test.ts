@@ -306,3 +306,55 @@ describe('DomainState: answers to requests sent before a refusal', () => {
         expect(s.backoff.backoffExponent).toBe(1);
     });
 });
+
+describe('DomainState: a pace raised between two dispatches', () => {
+    const ramping = resolvePolicy({}, {});
+    // A scope paced at 2 req/s that no site has refused yet: a quiet window doubles it.
+    const pacedAt2 = () => {
+        const s = new DomainState('a.com');
+        const learner = s.ramp(ramping.rampup!);
+        learner.rate = 2;
+        learner.safeRate = 2;
+        return s;
+    };
+    // Sends at `at` and answers 50 ms later (the slot freed); returns what the answer changed.
+    const sendAndAnswer = (s: DomainState, at: number, policy = ramping) => {
+        const { slot } = s.dispatch(at, 0, policy);
+        const sooner = s.recordAnswered(at + 50, policy, at);
+        s.release(slot);
+        return sooner;
+    };
+
+    test('by an answer: the next request leaves an interval of the new pace after the last one', () => {
+        const s = pacedAt2();
+        expect(sendAndAnswer(s, T0)).toBe(false);
+        expect(sendAndAnswer(s, T0 + 495)).toBe(false);
+        expect(readyAt(s, T0 + 545, ramping)).toBe(T0 + 995);
+        // Its answer closes a quiet window of 1 s: the pace doubles to 4 req/s, and the clock follows.
+        expect(sendAndAnswer(s, T0 + 990)).toBe(true);
+        expect(s.rampupState!.rate).toBe(4);
+        expect(readyAt(s, T0 + 1040, ramping)).toBe(T0 + 1240);
+    });
+
+    test('by the dispatch that closes the window: it is spaced at the new pace', () => {
+        const s = pacedAt2();
+        sendAndAnswer(s, T0);
+        sendAndAnswer(s, T0 + 500);
+        // Three sent over 1 s with no queue: the window closes at the third and the pace doubles.
+        const { slot } = s.dispatch(T0 + 1000, 0, ramping);
+        s.release(slot);
+        expect(s.rampupState!.rate).toBe(4);
+        expect(readyAt(s, T0 + 1000, ramping)).toBe(T0 + 1250);
+    });
+
+    test('never under the hard minimums: a robots.txt crawl delay still spaces it', () => {
+        const s = pacedAt2();
+        s.setCrawlDelay(400);
+        const paced = { ...ramping, ignoreRobotsCrawlDelay: false };
+        sendAndAnswer(s, T0, paced);
+        sendAndAnswer(s, T0 + 500, paced);
+        sendAndAnswer(s, T0 + 1000, paced);
+        expect(s.rampupState!.rate).toBe(4);
+        expect(readyAt(s, T0 + 1050, paced)).toBe(T0 + 1400);
+    });
+});

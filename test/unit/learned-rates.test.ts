@@ -156,7 +156,8 @@ describe('starting from what the last run learned', () => {
         clock.advance(3600_000);
         const second = await crawl(config, clock);
         expect(second.done).toBe(30);
-        expect(Math.min(...second.gaps.slice(0, 5))).toBeGreaterThanOrEqual(1000 / (stored.rate * 1.05));
+        // The first window (1 s) is sent at the learned rate; a quiet one may raise the pace after it.
+        expect(Math.min(...second.gaps.slice(0, 4))).toBeGreaterThanOrEqual(1000 / (stored.rate * 1.05));
         // Measured: 4 refusals, then 0 (and 13.5 s of simulated time, then 10.1 s).
         expect(second.refused).toBeLessThan(first.refused);
         expect(second.refused).toBeLessThanOrEqual(1);

@@ -29,6 +29,8 @@ export interface PacingRecorderHost {
      * clock before the new clocks are published, so the shared clock decides its escalation first.
      */
     refused?(key: string, serverWaitMs: number | undefined, localWaitMs: number): void;
+    /** The clocks of `key` moved earlier (a raised pace): file its queue again by them and wake the pool. */
+    sooner?(key: string): void;
     /** A ramping scope's pacer counted an accepted answer of `key` (shared with other processes' pacers). */
     accepted?(key: string): void;
     /** A backoff escalated: it must survive a crash, so save now. */
@@ -133,7 +135,7 @@ export class PacingRecorder {
         // The answer itself teaches a ramping scope (once: not again when the request is handled).
         if (success) state.recordSuccess(sentAt);
         else {
-            state.recordAnswered(now, this.router.policyOf(key), sentAt);
+            if (state.recordAnswered(now, this.router.policyOf(key), sentAt, this.floor.ms)) this.host.sooner?.(key);
             this.host.accepted?.(key);
         }
         this.reportLearned(key, state, 'answers');

@@ -344,11 +344,18 @@ function buildFlow(core: Core) {
 /** What answers teach: pacing signals, responses, completions, and the readiness probe. */
 function buildSignals(core: Core, flow: ReturnType<typeof buildFlow>) {
     const { options, clock, now, warn, warnOnce, touch, states, floor, router, registry } = core;
-    const { handouts, shared, scheduler, dispatcher } = core;
+    const { handouts, shared, scheduler, dispatcher, wake } = core;
     const changed = (key: string) => {
         shared.publish(key);
         const entry = registry.get(key);
         if (entry) touch(entry);
+    };
+    // A raised pace moved a key's clock earlier: its heap item would be too late.
+    const sooner = (key: string) => {
+        shared.publish(key);
+        const entry = registry.get(key);
+        if (entry) scheduler.refile(entry, now());
+        wake.schedule();
     };
     const escalated = () => flow.persister.saveSoon();
     const paces = (key: string) => registry.paces(key);
@@ -364,6 +371,7 @@ function buildSignals(core: Core, flow: ReturnType<typeof buildFlow>) {
         now,
         paces,
         changed,
+        sooner,
         refused: (key, serverWaitMs, localWaitMs) => {
             refusals.record(key, serverWaitMs, localWaitMs);
             rates.refused(key);
@@ -384,7 +392,7 @@ function buildSignals(core: Core, flow: ReturnType<typeof buildFlow>) {
     core.layout.onForget((key) => recorder.forget(key));
     const readyAt = (entry: DomainQueue, at: number) => dispatcher.readyAt(entry, at);
     const maxDomainStallMs = options.maxDomainStallMs;
-    const { innerServable, layout, wake, landing } = core;
+    const { innerServable, layout, landing } = core;
     const probe = new ReadinessProbe({
         ...{ clock, registry, scheduler, states, maxDomainStallMs, readyAt, innerServable },
         landing: (queue) => landing.landing(queue),

@@ -2,8 +2,9 @@
  * The pacing state of one throttled scope, made of parts that each own their fields:
  *
  * - the crawl-delay clock, its own: armed on every dispatch, the next request may leave no sooner
- *   than `interval` after the previous one (two numbers every scope has, kept here rather than in an
- *   object of their own, which would cost every scope of a broad crawl 32 bytes more);
+ *   than `interval` after the previous one, re-armed from that one when the learner raises the pace
+ *   (two numbers every scope has, kept here rather than in an object of their own, which would cost
+ *   every scope of a broad crawl 32 bytes more);
  * - the concurrency slots (`SlotPool`), each with its per-slot delay;
  * - the backoff clock (`BackoffClock`), armed by a refusal (429 and friends): nothing leaves before it
  *   runs out; it also keeps the raised pacing, the pace a server announced and the refusal run;
@@ -33,7 +34,7 @@ import type { LimitsReadings } from './domain-limits';
 import { PaceLearner } from './pace-learner';
 import { JITTER_FLOOR_MS } from './pace-learner-constants';
 import { SlotPool } from './slot-pool';
-import { concurrencyLimit, crawlDelayFor, interval } from './readiness-decision';
+import { concurrencyLimit, crawlDelayFor, dispatchSpacing, interval } from './readiness-decision';
 import type { ScopeReads } from './readiness-decision';
 import type { RampupPolicy } from './rampup-policy';
 import type { LearnedRate, RatePacer } from './rate-pacer';
@@ -176,23 +177,23 @@ export class DomainState implements ScopeReads {
     ): DispatchReservation {
         const limit = concurrencyLimit(this, policy);
         const { slot } = this.slots.free(limit);
-        // Jitter spreads the configured delay and the backoff pacing; the floor and a robots.txt
-        // crawl delay are hard minimums it must never undercut.
         const factor = policy.jitter ? applyJitter(1, policy.jitter, random) : 1;
-        const soft = interval(this, now, 0, { ...policy, ignoreRobotsCrawlDelay: true }).ms * factor;
-        const spacing = Math.max(soft, crawlDelayFor(this, policy), floorMs);
+        const previousSlotNextAt = this.slots.take(
+            slot,
+            now + applyJitter(policy.delayPerSlotMs, policy.jitter, random),
+        );
+        // A probe (robots.txt) is paced like a request but is none: no count, no rampup sample. A
+        // window this dispatch closes may move the pace: the clock is armed after it, at the new one.
+        if (!probe && policy.rampup) this.ramp(policy.rampup).onDispatch(now, policy.rampup, backlog, this.slots.inUse);
         const reservation: DispatchReservation = {
             previousNextDispatchAt: this.nextAt,
-            armedNextDispatchAt: now + spacing,
+            armedNextDispatchAt: now + dispatchSpacing(this, now, floorMs, policy, factor),
             slot,
-            previousSlotNextAt: this.slots.take(slot, now + applyJitter(policy.delayPerSlotMs, policy.jitter, random)),
+            previousSlotNextAt,
             probe,
         };
         this.nextAt = reservation.armedNextDispatchAt;
-        // A probe (robots.txt) is paced like a request but is none: no count, no rampup sample.
-        if (probe) return reservation;
-        if (policy.rampup) this.ramp(policy.rampup).onDispatch(now, policy.rampup, backlog, this.slots.inUse);
-        this.dispatchedCount += 1;
+        if (!probe) this.dispatchedCount += 1;
         return reservation;
     }
 
@@ -344,14 +345,24 @@ export class DomainState implements ScopeReads {
      * last refusal does neither: with a long response time the requests in flight when a burst ran out
      * are answered after its refusal, and each such answer restarted the backoff at its first step, so
      * a limiter that counts refused requests (haproxy) was probed a second early once per answer.
+     * Answers whether the dispatch clock moved earlier (a raised pace; `floorMs`: the floor in force).
      */
-    recordAnswered(now: number, policy: PacingPolicy, sentAt?: number): void {
+    recordAnswered(now: number, policy: PacingPolicy, sentAt?: number, floorMs = 0): boolean {
         const learner = policy.rampup ? this.rampupState : undefined;
+        const before = learner?.delayMs() ?? 0;
         // The probe that ended a lockout set the pace: the next request leaves an interval of it after
         // the probe. The clock was armed at the pace before the lockout, a fraction of that interval,
         // and a limiter that remembers counts the probe and the next together.
         if (learner?.onAnswer(now, sentAt) && sentAt !== undefined) this.holdDispatchUntil(sentAt + learner.delayMs());
         this.backoffClock?.recordAnswered(learner !== undefined, sentAt);
+        // A quiet window raised the pace: the next request leaves an interval of it after the last one,
+        // not of the pace that armed the clock (a slow site's doubled pace would wait a whole old interval).
+        // Under jitter the factor drawn for the armed interval is not kept: the clock stays as armed.
+        if (!learner || !(learner.delayMs() < before) || policy.jitter || learner.lastDispatchAt < 0) return false;
+        const at = learner.lastDispatchAt + dispatchSpacing(this, learner.lastDispatchAt, floorMs, policy);
+        if (!(at < this.nextAt)) return false;
+        this.nextAt = at;
+        return true;
     }
 
     /** A request of the scope met a network error or a timeout (the error budget). */

@@ -63,6 +63,8 @@ export class PaceLearner extends PaceLearnerState {
     private readonly lockout = new Lockout();
     // When the first request went out (-1: none yet): the first run is measured from it.
     private firstDispatchAt = -1;
+    // When the last request went out (-1: none yet): a raised pace spaces the next from it.
+    private lastSentAt = -1;
 
     /** `initialRate`: a pace to start from instead of unpaced (Infinity). */
     constructor(initialRate = Number.POSITIVE_INFINITY) {
@@ -78,10 +80,16 @@ export class PaceLearner extends PaceLearnerState {
         this.counts.dispatch(now, backlog);
         this.pace.bound.noteDispatches(1);
         if (this.firstDispatchAt < 0) this.firstDispatchAt = now;
+        this.lastSentAt = now;
         if (this.window.start < 0) this.startWindow(now);
         this.window.count(now, 1, 0);
         this.slots.noteInFlight(now, inFlight);
         this.maybeCloseWindow(now);
+    }
+
+    /** When the last request went out, epoch ms (-1: none yet). */
+    get lastDispatchAt(): number {
+        return this.lastSentAt;
     }
 
     /** A dispatch counted did not go out after all (the queue was empty, a shared clock said no). */

@@ -91,6 +91,21 @@ export function interval(state: ScopeReads, now: number, floorMs: number, policy
     return best;
 }
 
+/**
+ * How long after a dispatch at `at` the next may leave: the interval, spread by the jitter `factor`,
+ * and never under the floor or a robots.txt crawl delay, which are hard minimums jitter must not undercut.
+ */
+export function dispatchSpacing(
+    state: ScopeReads,
+    at: number,
+    floorMs: number,
+    policy: PacingPolicy,
+    factor = 1,
+): number {
+    const soft = interval(state, at, 0, { ...policy, ignoreRobotsCrawlDelay: true }).ms * factor;
+    return Math.max(soft, crawlDelayFor(state, policy), floorMs);
+}
+
 /** Earliest time every clock allows a dispatch; Infinity while all slots are in use. */
 export function readyAt(state: ScopeReads, now: number, policy: PacingPolicy = UNLIMITED): number {
     let clocks = Math.max(state.nextDispatchAt, state.backoffUntil);
