@@ -226,9 +226,11 @@ export class PaceLearner extends PaceLearnerState {
      */
     onExhausted(now: number, policy: RampupPolicy, waitMs: number): void {
         this.policy = policy;
-        const sample = this.deliverySample(now);
         if (!Number.isFinite(this.rate)) this.learnFirst(now, waitMs);
-        else if (sample !== undefined && sample.rate < this.rate * PACE_GAIN) this.setPace(now, sample.rate, this.rate);
+        else {
+            const sample = this.deliverySample(now);
+            if (sample !== undefined && sample.rate < this.rate * PACE_GAIN) this.setPace(now, sample.rate, this.rate);
+        }
         this.points.add(now, this.counts.answered, this.rate, waitMs);
         // The scope is held until the reset: the next window starts then, as after a refusal's wait.
         this.startWindow(now + waitMs);
