@@ -138,3 +138,52 @@ describe('a token bucket fitted to its answers', () => {
         expect(fitted.rate).toBeLessThanOrEqual(12);
     });
 });
+
+describe("the rate a crawl's start was refused at", () => {
+    /** Requests sent at `gapsMs` apart from T0, the last refused. */
+    function start(gapsMs: number[]): BucketFit {
+        const fit = new BucketFit(HORIZON_MS);
+        let now = T0;
+        gapsMs.forEach((gap, i) => {
+            now += gap;
+            fit.sent(now);
+            fit.answered(now, i === gapsMs.length - 1);
+        });
+        return fit;
+    }
+
+    test('the fastest run of requests that ends at the refused one: a bucket refusing it refills slower', () => {
+        // Sent at 0, 320, 650 ms; refused at 940. Over the last gap alone: 1 / 0.29 s.
+        expect(start([0, 320, 330, 290]).startRate()).toBeCloseTo(1000 / 290, 6);
+        // A burst then a slow spell: the fastest run is the whole of it, 4 in 400 ms.
+        expect(start([0, 100, 100, 100, 100]).startRate()).toBeCloseTo(10, 6);
+        const bucket = new TokenBucket(3, 3, T0);
+        // Whatever sent it, a real bucket's first refusal comes from a start faster than its rate.
+        const fit = new BucketFit(HORIZON_MS);
+        for (let now = T0; ; now += 300) {
+            fit.sent(now);
+            const refused = !bucket.tryTake(now);
+            fit.answered(now, refused);
+            if (refused) break;
+        }
+        expect(fit.startRate()).toBeGreaterThan(3);
+    });
+
+    test('says nothing where two requests left together, none was refused, or the first was', () => {
+        expect(start([0, 300, 0]).startRate()).toBeUndefined();
+        const quiet = new BucketFit(HORIZON_MS);
+        quiet.sent(T0);
+        quiet.answered(T0, false);
+        expect(quiet.startRate()).toBeUndefined();
+        expect(start([0]).startRate()).toBeUndefined();
+    });
+
+    test('says nothing once the log no longer holds the start, or other processes send too', () => {
+        const old = start([0, 300, 300]);
+        old.sent(T0 + HORIZON_MS + 1_000);
+        expect(old.startRate()).toBeUndefined();
+        const shared = start([0, 300, 300]);
+        shared.share();
+        expect(shared.startRate()).toBeUndefined();
+    });
+});

@@ -35,3 +35,41 @@ describe('a refusal right after a probe step', () => {
         expect(pace.refusedAfterProbe(101, 100)).toBe(false);
     });
 });
+
+describe('doubling under the rate the crawl was refused at from its start', () => {
+    test('steps a quarter of the way to just under it where twice the pace would pass it', () => {
+        const pace = new LearnedPace(1.8);
+        pace.capDoubling(3.4);
+        pace.onQuiet(T0, 10, true, 1_000, RAMPUP_DEFAULTS);
+        expect(pace.rate).toBeCloseTo(1.8 + (3.4 - 1.8) * 0.25, 6);
+        expect(pace.bound.known).toBe(false);
+    });
+
+    test('doubles as before while twice the pace is far under it, and resumes doubling once it is reached', () => {
+        const pace = new LearnedPace(1);
+        pace.capDoubling(100);
+        pace.onQuiet(T0, 10, true, 1_000, RAMPUP_DEFAULTS);
+        expect(pace.rate).toBe(2);
+        const near = new LearnedPace(3);
+        near.capDoubling(3.1);
+        near.onQuiet(T0, 10, true, 1_000, RAMPUP_DEFAULTS);
+        // Reached without a refusal (3 ≥ 0.95 × 3.1): not the site's rate after all.
+        expect(near.rate).toBe(6);
+    });
+
+    test('a refusal sets the bound, and the start no longer caps anything', () => {
+        const pace = new LearnedPace(2);
+        pace.capDoubling(3);
+        pace.measured(T0, 2, 2.5, RAMPUP_DEFAULTS);
+        pace.bound.rate = Number.POSITIVE_INFINITY;
+        pace.onQuiet(T0 + 1_000, 10, true, 1_000, RAMPUP_DEFAULTS);
+        expect(pace.rate).toBeCloseTo(2 * 0.95 * 2, 6);
+    });
+
+    test('a start slower than the pace learned caps nothing', () => {
+        const pace = new LearnedPace(2);
+        pace.capDoubling(1.5);
+        pace.onQuiet(T0, 10, true, 1_000, RAMPUP_DEFAULTS);
+        expect(pace.rate).toBe(4);
+    });
+});

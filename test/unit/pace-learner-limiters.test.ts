@@ -196,6 +196,25 @@ describe('fixed windows (N per window; every request counts, refused ones too)',
         },
     );
 
+    // rate-limiter-flexible's 3 a second behind 280 ms pages (B5's mix 3008). One slot sent ~3.4 req/s
+    // and was refused after 3; what got through read ~1.8, and the quiet window doubled that to 3.6,
+    // past the rate the start was refused at: refused again, cut back to the quiet pace, too few pages
+    // left to probe. 3 refusals and 1.33–1.57x the oracle.
+    test.each([
+        { limit: 3, latencyMs: 280 },
+        { limit: 2, latencyMs: 300 },
+        { limit: 5, latencyMs: 120 },
+    ])(
+        'without headers, $limit a second at one slot: doubling stops short of the rate the start was refused at',
+        async ({ limit, latencyMs }) => {
+            const site: SimSite = { ...windowSite(limit, 1_000, 'none', latencyMs), refuseAfterLatency: true };
+            const { r, oracle } = await besideOracle(site, 20);
+            expect(r.done).toBe(20);
+            expect(refusedAt(r)).toBeLessThanOrEqual(2);
+            expect(r.makespanMs).toBeLessThanOrEqual(1.3 * oracle.makespanMs);
+        },
+    );
+
     test('refused with two in flight and a named wait: a rate limiter, not a cap, so the wait sets the pace', async () => {
         // Two slots delivered 9.5 req/s before the window of 12 per 5 s ran out. Read as a concurrency
         // cap's refusal, the pace stayed at 0.95 of that and was refused at each window's turn: 7 in all.

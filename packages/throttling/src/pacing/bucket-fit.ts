@@ -108,6 +108,26 @@ export class BucketFit {
         return undefined;
     }
 
+    /**
+     * A rate the site is under, read from the crawl's start up to its first refusal (req/s), or undefined
+     * without such a run in the log. A bucket that refuses a request has been sent more than it refilled
+     * since it was last full: at least one token more than its rate over that time. When that was is not
+     * known, so the fastest any run of requests ending at the refused one was sent at bounds it (a window
+     * or a sliding count that refused more than its quota is under it too). Where two requests left
+     * together before the refusal, it says nothing.
+     */
+    startRate(): number | undefined {
+        const refusal = this.outcome.indexOf(Outcome.Refused);
+        if (!this.fromStart || refusal < 1) return undefined;
+        let fastest = 0;
+        for (let i = 0; i < refusal; i++) {
+            const spanMs = this.sentAt[refusal] - this.sentAt[i];
+            if (spanMs <= 0) return undefined;
+            fastest = Math.max(fastest, ((refusal - i) * 1000) / spanMs);
+        }
+        return fastest;
+    }
+
     /** The bucket with the largest burst up to `maxBurst` that fits `span`. */
     private fitWithin(span: FitSpan, maxBurst: number): FittedBucket | undefined {
         const top = span.topRate();

@@ -7,7 +7,7 @@
 import type { RampupPolicy } from './rampup-policy';
 import { clamp } from './rate-values';
 import { RefusedBound } from './refused-bound';
-import { BACKGROUND_HELD, MAX_DRAIN, PACE_GAIN } from './pace-learner-constants';
+import { BACKGROUND_HELD, MAX_DRAIN, PACE_GAIN, PROBE_STEP } from './pace-learner-constants';
 
 export class LearnedPace {
     /** The pace asked for (Infinity: unpaced). */
@@ -18,6 +18,9 @@ export class LearnedPace {
     quietRate = 0;
     /** The lowest pace refused, and how quiet windows probe up to it. */
     readonly bound = new RefusedBound();
+    // A rate the site is under though none was refused yet: the crawl's start sent faster and was refused.
+    // Doubling steps towards it as a probe steps towards a refused pace, and resumes past it.
+    private ceiling = Number.POSITIVE_INFINITY;
     // The pace before the last raise, and the dispatches then: refused with none sent since, a request
     // went out at that pace, not the raised one.
     private raisedFrom = { rate: Number.POSITIVE_INFINITY, dispatched: -1 };
@@ -30,6 +33,7 @@ export class LearnedPace {
 
     /** Paces just under `measured`, with `refused` (a pace the site refused or queued at) as the bound. */
     measured(now: number, measured: number, refused: number, policy: RampupPolicy): void {
+        this.ceiling = Number.POSITIVE_INFINITY;
         this.bound.lower(now, Math.max(measured, refused));
         this.learned(Math.min(measured, refused) * PACE_GAIN, policy);
     }
@@ -69,6 +73,11 @@ export class LearnedPace {
         return this.probedAt >= 0 && dispatched - this.probedAt < run * (1 - BACKGROUND_HELD);
     }
 
+    /** The crawl's start was refused sending at `rate`: doubling slows down as it nears it. */
+    capDoubling(rate: number): void {
+        if (rate > this.rate) this.ceiling = rate;
+    }
+
     /** Paces at `rate` (within the policy's bounds), learned safe. */
     learned(rate: number, policy: RampupPolicy): void {
         this.safeRate = clamp(rate, policy);
@@ -104,12 +113,23 @@ export class LearnedPace {
         this.quietRate = this.rate;
         this.safeRate = Math.max(this.safeRate, Math.min(this.rate, this.bound.rate * PACE_GAIN));
         this.raisedFrom = { rate: this.rate, dispatched };
-        if (!this.bound.known) this.rate = clamp(this.rate * 2, policy);
+        if (!this.bound.known) this.rate = clamp(this.doubled(), policy);
         else if (probe) {
             const next = this.bound.raise(now, this.rate, left);
             if (next !== undefined && next > this.rate) this.probedAt = dispatched;
             if (next !== undefined) this.rate = clamp(next, policy);
         }
+    }
+
+    /**
+     * The pace a quiet window doubles to: twice this one, but no more than `PROBE_STEP` of the way to just
+     * under the ceiling. A ceiling reached without a refusal is gone (a limiter that refuses by count,
+     * not rate, sent a burst under its period) and doubling resumes.
+     */
+    private doubled(): number {
+        if (this.rate >= this.ceiling * PACE_GAIN) this.ceiling = Number.POSITIVE_INFINITY;
+        const step = this.rate + (this.ceiling - this.rate) * PROBE_STEP;
+        return Math.min(this.rate * 2, this.ceiling * PACE_GAIN, step);
     }
 
     /**

@@ -82,6 +82,11 @@ export class LearnerCounts {
         return this.requests.fit(maxBurst);
     }
 
+    /** How fast this process sent from the crawl's start to its first refusal (bucket-fit.ts), req/s. */
+    startRate(): number | undefined {
+        return this.requests.startRate();
+    }
+
     /** The requests sent since the last refusal (at least 1). */
     get sinceRefusal(): number {
         return Math.max(1, this.dispatched - this.dispatchedAtRefusal);

@@ -257,6 +257,8 @@ export class PaceLearner extends PaceLearnerState {
         }
         this.pace.learned(Math.max(reading, floor), this.policy);
         this.points.notePace(this.rate);
+        const start = refused ? this.counts.startRate() : undefined;
+        if (start !== undefined) this.pace.capDoubling(start);
     }
 
     /**
