@@ -123,8 +123,8 @@ export class LearnedPace {
 
     /**
      * The pace a quiet window doubles to: twice this one, but no more than `PROBE_STEP` of the way to just
-     * under the ceiling. A ceiling reached without a refusal is gone (a limiter that refuses by count,
-     * not rate, sent a burst under its period) and doubling resumes.
+     * under the ceiling. A ceiling reached without a refusal is gone (the start was refused for a burst,
+     * not for its rate) and doubling resumes.
      */
     private doubled(): number {
         if (this.rate >= this.ceiling * PACE_GAIN) this.ceiling = Number.POSITIVE_INFINITY;
