@@ -187,3 +187,49 @@ describe("the rate a crawl's start was refused at", () => {
         expect(shared.startRate()).toBeUndefined();
     });
 });
+
+describe('a rate the refusals prove the site under (the fastest bucket that fits)', () => {
+    /** Requests at `at` ms from T0, each accepted or refused (`R`). */
+    function log(events: [atMs: number, refused?: 'R'][]): BucketFit {
+        const fit = new BucketFit(HORIZON_MS);
+        for (const [at, refused] of events) {
+            fit.sent(T0 + at);
+            fit.answered(T0 + at, refused === 'R');
+        }
+        return fit;
+    }
+
+    test('a bucket that ran out after a burst at the start, then refused again just after a retry', () => {
+        // Six at 100 ms, refused at 610, the retry at 1000 through, refused again at 1150: the bucket held
+        // five or more at the start, and under one token at 610 and at 1150 with one taken between. Each
+        // bucket that fits refills under 3.8 a second, well under the 6.7 a second the last two were sent at.
+        const fit = log([[0], [100], [200], [300], [400], [510], [610, 'R'], [1000], [1150, 'R']]);
+        const fastest = fit.fastestRate(10)!;
+        expect(fastest).toBeLessThan(3.8);
+        expect(fastest).toBeGreaterThan(2);
+    });
+
+    test("a real bucket's answers, however it was paced: its rate is under the bound", () => {
+        for (const [rate, burst] of [
+            [2, 5],
+            [1.37, 8],
+            [12, 1],
+            [0.87, 9],
+        ]) {
+            const fit = new BucketFit(HORIZON_MS);
+            crawl(fit, new TokenBucket(rate, burst, T0), [
+                [10, 1.5],
+                [rate * 3, 1],
+                [rate * 1.5, 2],
+            ]);
+            expect(fit.fastestRate(40)).toBeGreaterThanOrEqual(rate);
+        }
+    });
+
+    test('says nothing with one refusal; refusals far apart with nothing sent between hold it near 0', () => {
+        expect(log([[0], [100], [200, 'R']]).fastestRate(10)).toBeUndefined();
+        // Refused, then refused again a whole minute later with nothing sent between: a bucket that
+        // refills at all would have a token by then; none with a rate above 0 fits it.
+        expect(log([[0], [100, 'R'], [20_100, 'R'], [20_200, 'R']]).fastestRate(10)).toBeLessThan(0.1);
+    });
+});

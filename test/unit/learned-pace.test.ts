@@ -73,3 +73,26 @@ describe('doubling under the rate the crawl was refused at from its start', () =
         expect(pace.rate).toBe(4);
     });
 });
+
+describe('a cut with no delivery and no quiet pace to go back to', () => {
+    test('halves the rate the refusals prove the site under, where that is below the refused pace', () => {
+        const pace = new LearnedPace(6.67);
+        pace.cut(T0, undefined, false, 0, RAMPUP_DEFAULTS, 3.15);
+        expect(pace.rate).toBeCloseTo((3.15 / 2) * 0.95, 6);
+    });
+
+    test('halves the refused pace where nothing proves the site slower', () => {
+        const pace = new LearnedPace(6.67);
+        pace.cut(T0, undefined, false, 0, RAMPUP_DEFAULTS);
+        expect(pace.rate).toBeCloseTo((6.67 / 2) * 0.95, 6);
+        const loose = new LearnedPace(6.67);
+        loose.cut(T0, undefined, false, 0, RAMPUP_DEFAULTS, 9);
+        expect(loose.rate).toBeCloseTo((6.67 / 2) * 0.95, 6);
+    });
+
+    test('a delivery, where there is one, still sets the cut', () => {
+        const pace = new LearnedPace(6.67);
+        pace.cut(T0, 2.5, false, 0, RAMPUP_DEFAULTS, 3.15);
+        expect(pace.rate).toBeCloseTo(2.5 * 0.95, 6);
+    });
+});

@@ -327,6 +327,29 @@ describe('long crawls of a token bucket', () => {
     });
 });
 
+describe('token buckets with a burst that name their next token, on a short crawl', () => {
+    // The burst runs out, the retry after the wait named goes through, and the next request, at the pace
+    // read over the burst, is refused within a second: no delivery to cut to yet. Halving that pace was
+    // refused once more (3, 3, 3 and 4 refusals). The answers so far prove each bucket well under that
+    // pace (the fastest bucket that fits them), and half of what they prove is under its rate.
+    test.each([
+        { rate: 2, burst: 5, latencyMs: 101, most: 2 },
+        { rate: 1.21, burst: 6, latencyMs: 63, most: 2 },
+        { rate: 1.06, burst: 9, latencyMs: 17, most: 2 },
+        // Two in flight when its burst ran out: both refused.
+        { rate: 1.37, burst: 8, latencyMs: 207, most: 3 },
+    ])(
+        '$rate req/s, burst $burst, HTTP-date waits: at most $most refusals, within 1.3x the oracle',
+        async ({ rate, burst, latencyMs, most }) => {
+            const site: SimSite = { host, rate, burst, latencyMs, refusal: { status: 503, retryAfter: 'http-date' } };
+            const { r, oracle } = await besideOracle(site, 20);
+            expect(r.done).toBe(20);
+            expect(refusedAt(r)).toBeLessThanOrEqual(most);
+            expect(r.makespanMs).toBeLessThanOrEqual(1.3 * oracle.makespanMs);
+        },
+    );
+});
+
 describe('limits that change mid-crawl', () => {
     test('a bucket whose rate halves, then doubles back: the pace follows both ways', async () => {
         const site: SimSite = {

@@ -128,6 +128,28 @@ export class BucketFit {
         return fastest;
     }
 
+    /**
+     * A rate the site is under (req/s): the fastest at which any bucket of burst up to `maxBurst` fits
+     * the answers logged up to the last refusal (from the crawl's start while the log holds it, else
+     * from the first refusal, the bucket read as empty there), each refusal read as arriving early.
+     * Undefined with fewer than two refusals logged, or when no bucket fits (a limiter that is no bucket).
+     */
+    fastestRate(maxBurst: number): number | undefined {
+        const first = this.outcome.indexOf(Outcome.Refused);
+        const last = this.outcome.lastIndexOf(Outcome.Refused);
+        if (first < 0 || last === first) return undefined;
+        const from = this.fromStart ? 0 : first;
+        const jitterMs = JITTERS_MS[JITTERS_MS.length - 1];
+        const span = new FitSpan(this.sentAt, this.outcome, from, last, jitterMs, this.fromStart);
+        const top = span.topRate();
+        // A smaller burst holds less, so the refusals allow it a faster refill: the least that fits wins.
+        for (let burst = 1; burst <= Math.max(1, Math.ceil(maxBurst)); burst++) {
+            const rate = span.mostRate(burst, top);
+            if (rate !== undefined && span.acceptancesFit(burst, rate)) return rate;
+        }
+        return undefined;
+    }
+
     /** The bucket with the largest burst up to `maxBurst` that fits `span`. */
     private fitWithin(span: FitSpan, maxBurst: number): FittedBucket | undefined {
         const top = span.topRate();
@@ -193,6 +215,21 @@ class FitSpan {
         }
         // Just under the least: a bound from below, whatever the rounding.
         return low;
+    }
+
+    /** The fastest rate at which a bucket of `burst` refuses every refused request (undefined: none; `top` if all up to it). */
+    mostRate(burst: number, top: number): number | undefined {
+        if (!this.refusalsFit(burst, 0)) return undefined;
+        if (this.refusalsFit(burst, top)) return top;
+        let low = 0;
+        let high = top;
+        for (let step = 0; step < SEARCH_STEPS; step++) {
+            const mid = (low + high) / 2;
+            if (this.refusalsFit(burst, mid)) low = mid;
+            else high = mid;
+        }
+        // Just over the most: a bound from above, whatever the rounding.
+        return high;
     }
 
     /**

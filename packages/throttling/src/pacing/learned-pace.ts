@@ -41,8 +41,17 @@ export class LearnedPace {
     /**
      * Refused at the pace: just under the rate `delivered` since the bucket was last empty (`exact`: the
      * crawl asked faster all along, so that is the site's rate) or `proven` by accepted requests since.
+     * With neither a delivery nor a quiet pace to go back to: half the refused pace, or half `tooFast`
+     * (a rate the refusals prove the site is under) where that is lower.
      */
-    cut(now: number, delivered: number | undefined, exact: boolean, proven: number, policy: RampupPolicy): void {
+    cut(
+        now: number,
+        delivered: number | undefined,
+        exact: boolean,
+        proven: number,
+        policy: RampupPolicy,
+        tooFast = Number.POSITIVE_INFINITY,
+    ): void {
         const refused = this.rate;
         // The delivery is a lower bound on the rate (a full bucket wastes its refill); a pace that lived
         // through a quiet window clearly below the refused one is one too, unless a burst hid it. Slow
@@ -50,7 +59,7 @@ export class LearnedPace {
         const doubling = !this.bound.known;
         const { heldRate } = this.bound;
         const quiet = Math.max(0, ...[doubling ? this.quietRate : 0, heldRate].filter((r) => r < refused * PACE_GAIN));
-        const reading = Math.max(Math.min(delivered ?? 0, refused), quiet) || refused / 2;
+        const reading = Math.max(Math.min(delivered ?? 0, refused), quiet) || Math.min(refused, tooFast) / 2;
         // What accepted requests proved since the last refusal holds whatever the delivery says.
         const estimate = Math.max(reading, Math.min(proven, refused));
         // Exact, or a relaxed bound's probe refused above a pace held for a period: the bound sits just

@@ -87,6 +87,11 @@ export class LearnerCounts {
         return this.requests.startRate();
     }
 
+    /** A rate the site is under, read from the refusals logged: `BucketFit.fastestRate`. */
+    fastestRate(maxBurst: number): number | undefined {
+        return this.requests.fastestRate(maxBurst);
+    }
+
     /** The requests sent since the last refusal (at least 1). */
     get sinceRefusal(): number {
         return Math.max(1, this.dispatched - this.dispatchedAtRefusal);

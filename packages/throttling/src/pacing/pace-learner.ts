@@ -284,8 +284,10 @@ export class PaceLearner extends PaceLearnerState {
         const { rate, safeRate, unsafeRate } = this;
         const sample = this.deliverySample(now);
         const delivered = this.trial.deeper ? sample?.lower : sample?.rate;
+        // With no delivery to cut to, the refusals still prove the site slower than the fastest bucket that fits them.
+        const tooFast = sample === undefined ? this.counts.fastestRate(this.burstSeen + 1) : undefined;
         const proven = Math.max(this.proof.rate, this.counts.fit(this.burstSeen + 1)?.rate ?? 0);
-        this.pace.cut(now, delivered, sample?.exact === true, proven, this.policy);
+        this.pace.cut(now, delivered, sample?.exact === true, proven, this.policy, tooFast);
         this.points.notePace(this.rate);
         // On trial only when cut under what the site delivered: a bucket then stops refusing.
         const judged = !afterProbe && share < MAX_BACKGROUND_SHARE && sample !== undefined && this.rate <= sample.rate;
