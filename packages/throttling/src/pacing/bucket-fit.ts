@@ -43,8 +43,24 @@ export interface FittedBucket {
 const JITTERS_MS = [0, 10];
 /** The log's length at most: a long window of a fast site, enough for several refusals. */
 const MAX_REQUESTS = 2_000;
-/** Steps of the search for the least rate that lets the acceptances through (2⁻³⁰ of its range). */
+/** Steps of the searches for a fit's least or fastest rate (2⁻³⁰ of their range). */
 const SEARCH_STEPS = 30;
+
+/**
+ * Where `below` stops holding between 0 (where it holds) and `top` (where it does not): the bracket
+ * `low`–`high` around it, narrowed to 2⁻³⁰ of the range. A bucket's level only grows with its rate,
+ * so each test of a fit changes once along it.
+ */
+function edge(below: (rate: number) => boolean, top: number): { low: number; high: number } {
+    let low = 0;
+    let high = top;
+    for (let step = 0; step < SEARCH_STEPS; step++) {
+        const mid = (low + high) / 2;
+        if (below(mid)) low = mid;
+        else high = mid;
+    }
+    return { low, high };
+}
 
 export class BucketFit {
     // When each request was sent, oldest first (pushed as sent, so in order).
@@ -206,30 +222,16 @@ class FitSpan {
     /** The least rate at which a bucket of `burst` lets every accepted request through (undefined: none up to `top`). */
     leastRate(burst: number, top: number): number | undefined {
         if (!this.acceptancesFit(burst, top)) return undefined;
-        let low = 0;
-        let high = top;
-        for (let step = 0; step < SEARCH_STEPS; step++) {
-            const mid = (low + high) / 2;
-            if (this.acceptancesFit(burst, mid)) high = mid;
-            else low = mid;
-        }
         // Just under the least: a bound from below, whatever the rounding.
-        return low;
+        return edge((rate) => !this.acceptancesFit(burst, rate), top).low;
     }
 
     /** The fastest rate at which a bucket of `burst` refuses every refused request (undefined: none; `top` if all up to it). */
     mostRate(burst: number, top: number): number | undefined {
         if (!this.refusalsFit(burst, 0)) return undefined;
         if (this.refusalsFit(burst, top)) return top;
-        let low = 0;
-        let high = top;
-        for (let step = 0; step < SEARCH_STEPS; step++) {
-            const mid = (low + high) / 2;
-            if (this.refusalsFit(burst, mid)) low = mid;
-            else high = mid;
-        }
         // Just over the most: a bound from above, whatever the rounding.
-        return high;
+        return edge((rate) => this.refusalsFit(burst, rate), top).high;
     }
 
     /**
