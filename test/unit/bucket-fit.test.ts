@@ -32,6 +32,18 @@ function crawl(
     return sent;
 }
 
+/** Every 10th request refused, at paces a bucket of any burst lets through: a share, not a bucket. */
+function everyTenthRefused(): BucketFit {
+    const fit = new BucketFit(HORIZON_MS);
+    let n = 0;
+    crawl(fit, { tryTake: () => ++n % 10 !== 0 }, [
+        [5, 4],
+        [10, 4],
+        [20, 4],
+    ]);
+    return fit;
+}
+
 /** A learner's run-ups: paced under the rate, stepped above it until refused, cut, stepped again. */
 const RUN_UPS: [number, number][] = [
     [30, 1],
@@ -90,15 +102,7 @@ describe('a token bucket fitted to its answers', () => {
     });
 
     test('nothing from refusals that come whatever the pace: no bucket fits them', () => {
-        const fit = new BucketFit(HORIZON_MS);
-        let n = 0;
-        // Every 10th request refused, at paces a bucket of any burst lets through.
-        crawl(fit, { tryTake: () => ++n % 10 !== 0 }, [
-            [5, 4],
-            [10, 4],
-            [20, 4],
-        ]);
-        expect(fit.fit(40)).toBeUndefined();
+        expect(everyTenthRefused().fit(40)).toBeUndefined();
     });
 
     test('nothing once other processes send to the site unseen', () => {
@@ -224,6 +228,14 @@ describe('a rate the refusals prove the site under (the fastest bucket that fits
             ]);
             expect(fit.fastestRate(40)).toBeGreaterThanOrEqual(rate);
         }
+    });
+
+    test('says nothing where no bucket fits, nor with no burst seen to stop the search at', () => {
+        const fit = everyTenthRefused();
+        expect(fit.fastestRate(40)).toBeUndefined();
+        // A pace set before any burst was seen (restored, or from a queue at one slot): the search over
+        // bursts had no end and never returned.
+        expect(fit.fastestRate(Number.POSITIVE_INFINITY)).toBeUndefined();
     });
 
     test('says nothing with one refusal; refusals far apart with nothing sent between hold it near 0', () => {

@@ -112,12 +112,10 @@ export class BucketFit {
      * two refusals or more are logged; undefined when none fits.
      */
     fit(maxBurst: number): FittedBucket | undefined {
-        const refusal = this.outcome.indexOf(Outcome.Refused);
-        const last = this.outcome.lastIndexOf(Outcome.Refused);
-        if (refusal < 0 || last === refusal || !Number.isFinite(maxBurst)) return undefined;
-        const first = this.fromStart ? 0 : refusal;
+        if (!Number.isFinite(maxBurst)) return undefined;
         for (const jitterMs of JITTERS_MS) {
-            const span = new FitSpan(this.sentAt, this.outcome, first, last, jitterMs, this.fromStart);
+            const span = this.span(jitterMs);
+            if (span === undefined) return undefined;
             const fitted = this.fitWithin(span, maxBurst);
             if (fitted) return fitted;
         }
@@ -149,14 +147,11 @@ export class BucketFit {
      * the answers logged up to the last refusal (from the crawl's start while the log holds it, else
      * from the first refusal, the bucket read as empty there), each refusal read as arriving early.
      * Undefined with fewer than two refusals logged, or when no bucket fits (a limiter that is no bucket).
+     * Like {@link fit}, it needs a finite `maxBurst` (no burst seen yet: nothing to stop the search at).
      */
     fastestRate(maxBurst: number): number | undefined {
-        const first = this.outcome.indexOf(Outcome.Refused);
-        const last = this.outcome.lastIndexOf(Outcome.Refused);
-        if (first < 0 || last === first) return undefined;
-        const from = this.fromStart ? 0 : first;
-        const jitterMs = JITTERS_MS[JITTERS_MS.length - 1];
-        const span = new FitSpan(this.sentAt, this.outcome, from, last, jitterMs, this.fromStart);
+        const span = Number.isFinite(maxBurst) ? this.span(JITTERS_MS[JITTERS_MS.length - 1]) : undefined;
+        if (span === undefined) return undefined;
         const top = span.topRate();
         // A smaller burst holds less, so the refusals allow it a faster refill: the least that fits wins.
         for (let burst = 1; burst <= Math.max(1, Math.ceil(maxBurst)); burst++) {
@@ -164,6 +159,19 @@ export class BucketFit {
             if (rate !== undefined && span.acceptancesFit(burst, rate)) return rate;
         }
         return undefined;
+    }
+
+    /**
+     * The answers logged up to the last refusal, read with `jitterMs`: from the crawl's start while the
+     * log holds it (the bucket full there), else from the first refusal. Undefined with fewer than two
+     * refusals logged.
+     */
+    private span(jitterMs: number): FitSpan | undefined {
+        const refusal = this.outcome.indexOf(Outcome.Refused);
+        const last = this.outcome.lastIndexOf(Outcome.Refused);
+        if (refusal < 0 || last === refusal) return undefined;
+        const first = this.fromStart ? 0 : refusal;
+        return new FitSpan(this.sentAt, this.outcome, first, last, jitterMs, this.fromStart);
     }
 
     /** The bucket with the largest burst up to `maxBurst` that fits `span`. */
