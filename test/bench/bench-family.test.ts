@@ -355,7 +355,7 @@ describe('B5 family: scoring', () => {
     });
 });
 
-describe('B5 family: the goal restated with the bounds of docs/rampup.md', () => {
+describe('B5 family: the goal restated with the bounds of docs/rampup-bounds.md', () => {
     const PAGES = 20;
     const desc = (
         host: string,
@@ -403,6 +403,7 @@ describe('B5 family: the goal restated with the bounds of docs/rampup.md', () =>
         refusals: sites.reduce((t, s) => t + s.refusals, 0),
         refusedShare: 0,
         responseRatio: 1,
+        startedAt: 0,
     });
     const mixOf = (sites: FamilySite[]): FamilyMix => ({ seed: 7, kind: 'short', pages: PAGES, idealMs: 0, sites });
     /** One mix: the oracle's run, the throttler's, each site's run by the same `extra` for both unless given. */
@@ -616,7 +617,7 @@ describe('B5 family: the goal restated with the bounds of docs/rampup.md', () =>
         const bare = desc('h.example', 'haproxy', { rate: 0.5 }, undefined, 20);
         const md = b5GoalMarkdown([result([bare], 1_000, 1_000, [{ refusals: 4 }])]);
         const heading = md.indexOf(
-            'Restated where docs/rampup.md proves, or the oracle beside it measures, that no learner told nothing can do better:',
+            'Restated where docs/rampup-bounds.md proves, or the oracle beside it measures, that no learner told nothing can do better:',
         );
         const issueOver = md.indexOf('Sites of (d) over what the goal allows them:');
         const restatedOver = md.indexOf('Sites of (d) over the restated allowance:');
@@ -626,7 +627,7 @@ describe('B5 family: the goal restated with the bounds of docs/rampup.md', () =>
         expect(heading).toBe(10);
         expect(md[12]).toMatch(/^- ✅ every mix ≤ 1\.3 × the least possible \+ the first Retry-After \(restated/);
         expect(md[13]).toBe(
-            '- ❌ at most the restated allowance at every site (restated: two in flight when a burst runs out, one refusal after a long wait, refusals that name no wait): 0/1 sites',
+            '- ❌ at most the restated allowance at every site (restated: two in flight when a burst runs out, one refusal after a long wait, refusals that name no wait, a twin after the burst): 0/1 sites',
         );
         expect(issueOver).toBeGreaterThan(heading);
         expect(restatedOver).toBeGreaterThan(issueOver);

@@ -6,6 +6,8 @@ import { b5LongSites, isLong, LONG_REFUSED_SHARE, longCrawlLine, restatedLongLin
 import type { FamilySiteRun } from './family-score';
 import { median } from './stats';
 import type { MixResult, MixRun } from './mix-family';
+import { twinForcedRefusals } from './twin-forced';
+import type { BucketSite, MixLine } from './twin-forced';
 
 export { doublingRatio } from './allowance-bound';
 export type { GoalLine, JudgedMix } from './b5-judged';
@@ -15,7 +17,7 @@ export { b5LongSites, restatedLongShare } from './b5-long-crawls';
  * B5 against the pace learner's goal (docs/rampup.md), for the throttler with defaults: each mix's
  * makespan against the oracle's plus the first `Retry-After` its sites imposed, and each site's
  * refusals against what its kind allows. Beside the goal as the issue states it, the parts no learner
- * told nothing can meet are restated with the bounds docs/rampup.md proves ("What no learner told
+ * told nothing can meet are restated with the bounds docs/rampup-bounds.md proves ("What no learner told
  * nothing can meet"), so a run shows both. Pure: everything comes from the runs.
  */
 
@@ -28,7 +30,7 @@ export function refusalAllowance(site: FamilySiteRun): number {
     return site.firstRetryAfterMs >= 2_000 ? 1 : 2;
 }
 
-/** What an allowance rests on: the most refusals, and the bound of docs/rampup.md (or the issue's rule) that sets it. */
+/** What an allowance rests on: the most refusals, and the bound of docs/rampup-bounds.md (or the issue's rule) that sets it. */
 export interface Allowance {
     allowed: number;
     bound: string;
@@ -38,7 +40,7 @@ export interface Allowance {
 export type SiteTruth = Pick<FamilySite, 'truth' | 'site'> & Partial<Pick<FamilySite, 'unloadedMs'>>;
 
 /**
- * The most refusals a site may cost where docs/rampup.md proves no learner told nothing can promise
+ * The most refusals a site may cost where docs/rampup-bounds.md proves no learner told nothing can promise
  * fewer, with the bound it rests on. Headers that announce the quota still allow none. Elsewhere the
  * refusals of the round where the site's first burst runs out, then those a learner cannot avoid after
  * it, and never less than the issue's allowance:
@@ -52,14 +54,35 @@ export type SiteTruth = Pick<FamilySite, 'truth' | 'site'> & Partial<Pick<Family
  *   at one slower than {@link bareThreshold} ("Refusals that name no wait"; `bareForced`).
  *
  * A long crawl may add the probes that find a raised limit, each refused where the limit stayed: the
- * 1 % of its second half the issue's own long-crawl line allows ("Probes on a long crawl").
+ * 1 % of its second half the issue's own long-crawl line allows ("Probes on a long crawl"). Given its
+ * mix's `line`, a token bucket over that may add the refusals a twin bucket forced ("A twin after the
+ * burst", twin-forced.ts).
  */
-export function restatedBound(site: FamilySiteRun, truth: SiteTruth): Allowance {
-    const first = firstRefusalsBound(site, truth);
+export function restatedBound(site: FamilySiteRun, truth: SiteTruth, line?: MixLine): Allowance {
+    const base = withProbes(site, firstRefusalsBound(site, truth));
+    const bucket = bucketOf(site, truth);
+    if (line === undefined || bucket === undefined || site.arrivals === undefined || site.refusals <= base.allowed)
+        return base;
+    const twinAllowance = (twin: BucketSite) =>
+        restatedAllowance(site, { ...truth, truth: { rate: twin.rate }, site: { ...truth.site, ...twin } });
+    const forced = twinForcedRefusals(bucket, site.arrivals, line, base.allowed, twinAllowance);
+    if (forced === 0) return base;
+    return { allowed: base.allowed + forced, bound: `${base.bound}; forced by a twin bucket: ${forced} more` };
+}
+
+/** `first`, plus on a long crawl the probes that find a raised limit: see {@link restatedBound}. */
+function withProbes(site: FamilySiteRun, first: Allowance): Allowance {
     if (ANNOUNCING.has(site.kind) || !isLong(site.pages)) return first;
     const probes = Math.floor(LONG_REFUSED_SHARE * site.late.requests);
     if (probes === 0) return first;
     return { allowed: first.allowed + probes, bound: `${first.bound}; a long crawl's probes: ${probes} more` };
+}
+
+/** A token bucket site as twin-forced.ts replays it; undefined for other kinds. */
+function bucketOf(site: FamilySiteRun, truth: SiteTruth): BucketSite | undefined {
+    const { rate, burst, latencyMs, refusal } = truth.site;
+    if (site.kind !== 'bucket' || rate === undefined) return undefined;
+    return { rate, burst: burst ?? 1, latencyMs: latencyMs ?? 0, retryAfter: refusal?.retryAfter ?? 'seconds' };
 }
 
 /** Answer times of the family's concurrency limits (slow servers, nginx `limit_conn`), ms. */
@@ -102,9 +125,9 @@ function firstRefusalsBound(site: FamilySiteRun, truth: SiteTruth): Allowance {
     return { allowed, bound: reasons.join('; ') };
 }
 
-/** The most refusals a site may cost under the bounds of docs/rampup.md: see {@link restatedBound}. */
-export function restatedAllowance(site: FamilySiteRun, truth: SiteTruth): number {
-    return restatedBound(site, truth).allowed;
+/** The most refusals a site may cost under the bounds of docs/rampup-bounds.md: see {@link restatedBound}. */
+export function restatedAllowance(site: FamilySiteRun, truth: SiteTruth, line?: MixLine): number {
+    return restatedBound(site, truth, line).allowed;
 }
 
 /** The longest wait a first refusal named at any of the run's sites: the goal allows it on top. */
@@ -188,18 +211,41 @@ const CONCURRENCY_KINDS: ReadonlySet<FamilyKind> = new Set(['slow', 'nginx-limit
  * (`allowanceRatio`: refusals pay for concurrency).
  */
 export function leastMakespanMs(pair: JudgedMix): number {
-    const bounds = pair.mix.sites
-        .filter((s) => CONCURRENCY_KINDS.has(s.kind) && s.truth.concurrency !== undefined)
+    return Math.max(pair.oracle.makespanMs, ...concurrencyBounds(pair));
+}
+
+/** Each concurrency site's least makespan in `pair`'s mix but `except`'s (see {@link leastMakespanMs}). */
+function concurrencyBounds(pair: JudgedMix, except?: string): number[] {
+    return pair.mix.sites
+        .filter((s) => CONCURRENCY_KINDS.has(s.kind) && s.truth.concurrency !== undefined && s.host !== except)
         .map((s) => {
             const oracleSite = pair.oracle.sites.find((o) => o.host === s.host);
             const ratio = allowanceRatio(s.truth.concurrency!, pair.mix.pages, s.unloadedMs);
             return oracleSite ? oracleSite.makespanMs * ratio : 0;
         });
-    return Math.max(pair.oracle.makespanMs, ...bounds);
 }
 
 /**
- * The goal's lines no learner told nothing can meet, restated with the bounds docs/rampup.md proves:
+ * `pair`'s line as a twin of its site `host` is judged against it (twin-forced.ts): the mix with the
+ * twin in that site's place, so the least possible of the others, the oracle's last answer at each
+ * counted from its mix's start.
+ */
+function mixLine(pair: JudgedMix, host: string): MixLine {
+    const { oracle, throttler } = pair;
+    const others = oracle.sites
+        .filter((o) => o.host !== host && o.arrivals !== undefined && o.arrivals.length > 0)
+        .map((o) => o.arrivals![0].at - oracle.startedAt + o.makespanMs);
+    const othersLeastMs = Math.max(0, ...others, ...concurrencyBounds(pair, host));
+    return {
+        startedAt: throttler.startedAt,
+        othersLeastMs,
+        firstWaitMs: firstWaitOf(throttler),
+        pages: pair.mix.pages,
+    };
+}
+
+/**
+ * The goal's lines no learner told nothing can meet, restated with the bounds docs/rampup-bounds.md proves:
  * the makespan against the least possible, refusals against the restated allowance. Empty when no mix
  * ran both the oracle and the throttler.
  */
@@ -210,7 +256,7 @@ export function b5RestatedLines(results: readonly MixResult[]): GoalLine[] {
         (p) => !p.throttler.timedOut && p.throttler.makespanMs <= 1.3 * leastMakespanMs(p) + firstWaitOf(p.throttler),
     );
     const sites = judgedSites(results);
-    const ok = sites.filter(({ s, truth }) => s.refusals <= restatedAllowance(s, truth));
+    const ok = sites.filter(({ s, truth, line }) => s.refusals <= restatedAllowance(s, truth, line));
     return [
         {
             goal: 'every mix ≤ 1.3 × the least possible + the first Retry-After (restated: short crawls of a concurrency limit, refusals pay for concurrency)',
@@ -218,7 +264,7 @@ export function b5RestatedLines(results: readonly MixResult[]): GoalLine[] {
             met: within.length === pairs.length,
         },
         {
-            goal: 'at most the restated allowance at every site (restated: two in flight when a burst runs out, one refusal after a long wait, refusals that name no wait)',
+            goal: 'at most the restated allowance at every site (restated: two in flight when a burst runs out, one refusal after a long wait, refusals that name no wait, a twin after the burst)',
             measured: `${count(ok, sites)} sites`,
             met: ok.length === sites.length,
         },
@@ -238,7 +284,7 @@ function overLine(mix: FamilyMix, s: FamilySiteRun, truth: { describe?: string }
 /** The throttler's sites of the judged mixes, each with what its mix says about it. */
 function judgedSites(results: readonly MixResult[]) {
     return pairsOf(results).flatMap((p) =>
-        p.throttler.sites.map((s) => ({ mix: p.mix, s, truth: siteOf(p.mix, s.host) })),
+        p.throttler.sites.map((s) => ({ mix: p.mix, s, truth: siteOf(p.mix, s.host), line: mixLine(p, s.host) })),
     );
 }
 
@@ -255,8 +301,8 @@ export function b5SitesOver(results: readonly MixResult[]): string[] {
 
 /** The sites of (d) over the restated allowance, as {@link b5SitesOver} lists them, each naming the bound that applied. */
 export function b5SitesOverRestated(results: readonly MixResult[]): string[] {
-    return judgedSites(results).flatMap(({ mix, s, truth }) => {
-        const { allowed, bound } = restatedBound(s, truth);
+    return judgedSites(results).flatMap(({ mix, s, truth, line }) => {
+        const { allowed, bound } = restatedBound(s, truth, line);
         if (s.refusals <= allowed) return [];
         return [overLine(mix, s, truth, `${allowed} allowed (${bound})`)];
     });
@@ -273,7 +319,7 @@ export function b5SlowSitesOver(results: readonly MixResult[]): string[] {
 }
 
 /**
- * The goal's lines as markdown bullets, ✅ or ❌, then the same goal restated where docs/rampup.md
+ * The goal's lines as markdown bullets, ✅ or ❌, then the same goal restated where docs/rampup-bounds.md
  * proves no learner told nothing can meet it, then the sites over each allowance.
  */
 export function b5GoalMarkdown(results: readonly MixResult[]): string[] {
@@ -287,7 +333,7 @@ export function b5GoalMarkdown(results: readonly MixResult[]): string[] {
         '',
         ...lines.map(bullet),
         '',
-        'Restated where docs/rampup.md proves, or the oracle beside it measures, that no learner told nothing can do better:',
+        'Restated where docs/rampup-bounds.md proves, or the oracle beside it measures, that no learner told nothing can do better:',
         '',
         ...b5RestatedLines(results).map(bullet),
         ...list('Sites of (d) over what the goal allows them:', b5SitesOver(results)),

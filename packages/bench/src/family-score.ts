@@ -2,6 +2,7 @@ import type { LogEntry } from '@crawlee-throttling/polite-web';
 
 import type { FamilyKind, FamilyMix } from './family-mixes';
 import { median } from './stats';
+import type { SiteArrival } from './twin-forced';
 
 /** Response times are compared with at least this much, so a site answering in 1 ms does not turn 2 ms into 2×. */
 export const RESPONSE_FLOOR_MS = 50;
@@ -24,6 +25,8 @@ export interface FamilySiteRun {
     firstRetryAfterMs: number;
     /** The second half of its requests, once the learner has converged: accepted ones a second, and refused ones. */
     late: LateHalf;
+    /** Its requests in arrival order, as a twin bucket is checked against them (twin-forced.ts). */
+    arrivals?: SiteArrival[];
 }
 
 /** The second half of a site's requests by arrival: what a long crawl keeps to after convergence. */
@@ -43,6 +46,8 @@ export interface FamilyRunScore {
     refusedShare: number;
     /** First arrival to last answer over all sites, ms. */
     makespanMs: number;
+    /** When the first request of any site arrived, epoch ms (0 without requests). */
+    startedAt: number;
     /** The worst site's response ratio. */
     responseRatio: number;
     sites: FamilySiteRun[];
@@ -60,6 +65,14 @@ export function retryAfterMs(e: LogEntry | undefined): number {
     const at = Date.parse(value);
     return Number.isNaN(at) ? 0 : Math.max(0, at - e.time);
 }
+
+/** A request as a twin bucket is checked against it: when it arrived, refused or not, what it named or served. */
+const arrivalOf = (e: LogEntry): SiteArrival => ({
+    at: e.time,
+    refused: isRefusal(e),
+    ...(e.retryAfter === undefined ? {} : { retryAfter: e.retryAfter }),
+    ...(isServed(e) ? { served: e.path } : {}),
+});
 
 /** The second half of `entries` by arrival: its requests, refusals, and served arrivals a second. */
 export function lateHalf(entries: readonly LogEntry[]): LateHalf {
@@ -96,6 +109,7 @@ export function scoreFamilyRun(log: readonly LogEntry[], mix: FamilyMix): Family
             maxInFlight: entries.reduce((max, e) => Math.max(max, e.inFlightAtArrival), 0),
             firstRetryAfterMs: retryAfterMs(entries.find(isRefusal)),
             late: lateHalf(entries),
+            arrivals: [...entries].sort((a, b) => a.time - b.time).map(arrivalOf),
         };
     });
     const own = pageEntries.filter((e) => mix.sites.some((s) => s.host === e.site));
@@ -109,6 +123,7 @@ export function scoreFamilyRun(log: readonly LogEntry[], mix: FamilyMix): Family
         refusals,
         refusedShare: requests ? refusals / requests : 0,
         makespanMs: requests ? Math.max(...own.map(endOf)) - Math.min(...own.map((e) => e.time)) : 0,
+        startedAt: requests ? Math.min(...own.map((e) => e.time)) : 0,
         responseRatio: ratios.length ? Math.max(...ratios) : NaN,
         sites,
     };

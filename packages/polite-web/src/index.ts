@@ -23,6 +23,7 @@ export { WorkerQueue } from './worker-queue';
 export type { QueueAdmission } from './worker-queue';
 
 export { TokenBucket } from './token-bucket';
+export { retryAfterValue } from './retry-after';
 export type { LogEntry } from './request-log';
 export { isRobotsPath } from './request-log';
 export { CLIENT_HEADER } from './request-target';
