@@ -1,7 +1,7 @@
 /**
  * Study runner (not part of `npm test`): 20-page crawls of servers with W workers at 188 ms a page,
  * with defaults and by the oracle (told W), against the least a learner told nothing can take when it
- * starts at one request and at most doubles them each round trip (docs/rampup.md, "What no learner
+ * starts at one request and at most doubles them each round trip (docs/rampup-bounds.md, "What no learner
  * told nothing can meet"):
  * `NODE_OPTIONS=--experimental-vm-modules npx jest test/tuning/doubling-bound.tune.ts --testMatch '**\/*.tune.ts' --selectProjects unit`.
  */

@@ -281,7 +281,7 @@ describe('sliding windows that count refused requests, at a few per period', () 
             const site: SimSite = { host, latencyMs: 50, limiter: { kind: 'sliding', limit, periodMs: 10_000 } };
             const { r, oracle } = await besideOracle(site, 40);
             expect(r.done).toBe(40);
-            // The bound for a limiter that remembers and names no wait (docs/rampup.md).
+            // The bound for a limiter that remembers and names no wait (docs/rampup-bounds.md).
             expect(refusedAt(r)).toBeLessThanOrEqual(3);
             // 1.07-1.21x measured.
             expect(r.makespanMs).toBeLessThanOrEqual(1.3 * oracle.makespanMs);

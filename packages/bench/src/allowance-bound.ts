@@ -3,7 +3,7 @@ import { FAMILY_RANGES } from './family-mixes';
 /**
  * The least makespan ÷ oracle on a short crawl of a concurrency limit for a learner told nothing that
  * also keeps to the restated refusal allowance at every token bucket of B5's family
- * (docs/rampup.md, "Refusals pay for concurrency"). Until a bucket runs dry it answers as the
+ * (docs/rampup-bounds.md, "Refusals pay for concurrency"). Until a bucket runs dry it answers as the
  * concurrency-limited site does, so the learner sends both the same requests; every request in flight
  * when the bucket runs dry is refused before the first refusal is back, and a bucket of the family
  * whose answers take as long as the site's can run dry at any moment of a short crawl. Pure: the
@@ -12,7 +12,7 @@ import { FAMILY_RANGES } from './family-mixes';
 
 /**
  * The rate under which a bucket that refuses with no wait named may cost 3 refusals, req/s
- * (docs/rampup.md, "Refusals that name no wait"). At the family's fastest burst-1 bucket, the oracle
+ * (docs/rampup-bounds.md, "Refusals that name no wait"). At the family's fastest burst-1 bucket, the oracle
  * sends a short crawl's pages in pages / fastest seconds. A learner within 1.3× of that, refused at its
  * second request, has the other pages − 2 to send at least 1 / fastest apart: it retries within
  * (1.3 × pages − (pages − 2)) / fastest, 0.4 s. Every bucket slower than the inverse of that refuses the

@@ -7,7 +7,7 @@ import type { MixResult } from './mix-family';
 /**
  * B5's long crawls (500 pages a site) against the goal: each site's rate and refused share over the
  * second half of its requests, once the learner has converged, as the issue states the line and as
- * docs/rampup.md restates it against the oracle beside it ("A long crawl on a loaded machine").
+ * docs/rampup-bounds.md restates it against the oracle beside it ("A long crawl on a loaded machine").
  */
 
 /** A long crawl's share of the true rate, and of requests refused, once converged (the issue's goal). */
@@ -86,7 +86,7 @@ export function longCrawlLine(pairs: readonly JudgedMix[]): GoalLine[] {
  * 95 % it was told to pace at, and that much less where the oracle fell short of it. What the oracle,
  * told the rate, does not deliver of its pace is the crawler's and the machine's (each request leaves
  * after the crawler's hooks and the client's setup, and its interval counts from then), and a learner
- * pays it too ("A long crawl on a loaded machine" in docs/rampup.md). Never more than the issue's 90 %.
+ * pays it too ("A long crawl on a loaded machine" in docs/rampup-bounds.md). Never more than the issue's 90 %.
  */
 export function restatedLongShare(oracleShare: number | undefined): number {
     if (oracleShare === undefined) return LONG_RATE_SHARE;
