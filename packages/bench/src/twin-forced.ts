@@ -7,7 +7,7 @@ import { FAMILY_RANGES } from './family-mixes';
  * (docs/rampup-bounds.md, "A twin after the burst"). A twin is another bucket of B5's family, with the same
  * answer time and the same way of refusing, that gave every answer up to a refusal exactly as the site
  * did, `Retry-After` header included: a learner could not tell the two apart when it sent the refused
- * request. The refusal is forced when the twin holds the learner to both of these:
+ * request. The refusal is forced when the twin holds the learner to all three of these:
  *
  * - the learner could still crawl the twin within its line (1.3 × the least possible + the first
  *   `Retry-After`) with no refusal more, so the history has not lost it already;
