@@ -64,7 +64,11 @@ export function restatedBound(site: FamilySiteRun, truth: SiteTruth, line?: MixL
     if (line === undefined || bucket === undefined || site.arrivals === undefined || site.refusals <= base.allowed)
         return base;
     const twinAllowance = (twin: BucketSite) =>
-        restatedAllowance(site, { ...truth, truth: { rate: twin.rate }, site: { ...truth.site, ...twin } });
+        restatedAllowance(site, {
+            ...truth,
+            truth: { rate: twin.rate },
+            site: { ...truth.site, rate: twin.rate, burst: twin.burst },
+        });
     const forced = twinForcedRefusals(bucket, site.arrivals, line, base.allowed, twinAllowance);
     if (forced === 0) return base;
     return { allowed: base.allowed + forced, bound: `${base.bound}; forced by a twin bucket: ${forced} more` };

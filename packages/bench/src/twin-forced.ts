@@ -62,7 +62,6 @@ const RATE_STEP = 0.05;
 
 /** A bucket at the state `arrivals` left it in, or undefined where it answers any of them otherwise. */
 function replay(site: BucketSite, arrivals: readonly SiteArrival[], upTo: number): TokenBucket | undefined {
-    if (upTo === 0) return new TokenBucket(site.rate, site.burst, 0);
     const bucket = new TokenBucket(site.rate, site.burst, arrivals[0].at);
     for (let i = 0; i < upTo; i++) {
         const { at, refused, retryAfter } = arrivals[i];
@@ -114,7 +113,7 @@ export function twinForcedRefusals(
     base: number,
     allowance: (twin: BucketSite) => number,
 ): number {
-    if (replay(site, arrivals, arrivals.length) === undefined) return 0;
+    if (arrivals.length === 0 || replay(site, arrivals, arrivals.length) === undefined) return 0;
     let refused = 0;
     let forced = 0;
     for (let k = 0; k < arrivals.length; k++) {
