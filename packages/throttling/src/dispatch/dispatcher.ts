@@ -5,6 +5,7 @@ import type { ResolvedThrottlingOptions } from '../config/resolved-options';
 import type { DispatchReservation } from '../pacing/domain-state';
 import type { DomainStateStore } from '../pacing/domain-state-store';
 import { concurrencyLimit, readyAt } from '../pacing/readiness-decision';
+import { slackSpacingMs } from '../pacing/crawl-slack';
 import type { PacingFloor } from '../pacing/pacing-floor';
 import type { QuotaLedger } from './quota-ledger';
 import type { DomainQueue } from '../core/domain-queue';
@@ -17,6 +18,7 @@ import type { SharedHold, SharedLimits } from '../shared-clock/shared-limits';
 import { emptyHold } from '../shared-clock/shared-limits';
 import type { Clock } from '../core/clock';
 import type { Handout, HandoutLedger, HeldSlot } from './handout-ledger';
+import { CrawlHorizon } from './crawl-horizon';
 
 /** One dispatch in progress: the window and slot it took, until it is committed or rolled back. */
 export interface Ticket {
@@ -67,6 +69,8 @@ export class Dispatcher {
     // When each domain's latest request was sent (the client's last hook), so the next one sent keeps
     // the interval after it; weak, so an evicted domain's entry goes with it.
     private readonly lastSends = new WeakMap<DomainQueue, number>();
+    // When the crawl's slowest domain should be done, from each domain's estimate at its dispatches.
+    private readonly horizon = new CrawlHorizon();
 
     constructor(deps: DispatcherDeps) {
         ({
@@ -191,9 +195,11 @@ export class Dispatcher {
      */
     open(entry: DomainQueue, now: number, probe = false): MaybePromise<Ticket | undefined> {
         const policy = this.router.policyOf(entry.key);
+        const slackMs = probe ? 0 : this.slackMs(entry, now);
         const reservation = this.states.update(entry.key, (s) =>
-            s.dispatch(now, this.floor.ms, policy, this.options.random, probe, entry.queued),
+            s.dispatch(now, this.floor.ms, policy, this.options.random, probe, entry.queued, slackMs),
         );
+        if (!probe) this.noteFinish(entry, reservation, now);
         const ticket: Ticket = { entry, reservation, now, hold: emptyHold() };
         const slot = this.limits.slotWant(entry.key);
         const slotTaken = slot ? this.limits.take(entry, [slot], now, ticket.hold) : true;
@@ -203,6 +209,30 @@ export class Dispatcher {
             this.rollback(ticket);
             return undefined;
         });
+    }
+
+    /** The least spacing after the domain's dispatch at `now` that the crawl's horizon allows (pacing/crawl-slack.ts). */
+    private slackMs(entry: DomainQueue, now: number): number {
+        const guessing =
+            this.router.policyOf(entry.key).rampup && this.states.read(entry.key)?.rampupState?.paceIsGuess;
+        return slackSpacingMs(this.horizon.at(now), now, entry.queued, guessing === true);
+    }
+
+    /**
+     * When the domain should be done, noted for the horizon: the requests left after this one, each an
+     * interval apart (the one this dispatch armed) or a typical answer over the slots, whichever is
+     * longer, from the end of any backoff. Unpaced and not answered yet, it estimates nothing.
+     */
+    private noteFinish(entry: DomainQueue, reservation: DispatchReservation, now: number): void {
+        const state = this.states.read(entry.key);
+        if (!state) return;
+        const typicalMs = state.rampupState?.typicalResponseMs ?? Number.POSITIVE_INFINITY;
+        const perSlotMs = Number.isFinite(typicalMs)
+            ? typicalMs / concurrencyLimit(state, this.router.policyOf(entry.key))
+            : 0;
+        const eachMs = Math.max(reservation.armedNextDispatchAt - now, perSlotMs);
+        const left = Math.max(0, entry.queued - 1);
+        this.horizon.note(entry.key, Math.max(now, state.backoffUntil) + left * eachMs, now);
     }
 
     /**

@@ -165,7 +165,8 @@ export class DomainState implements ScopeReads {
 
     /**
      * Arms the clocks for a dispatch at `now` and takes a concurrency slot. Call before awaiting the
-     * queue. `random` feeds the jitter.
+     * queue. `random` feeds the jitter; `backlog`: the scope's requests waiting; `slackMs`: the least
+     * spacing the crawl's horizon allows (crawl-slack.ts).
      */
     dispatch(
         now: number,
@@ -174,6 +175,7 @@ export class DomainState implements ScopeReads {
         random: () => number = Math.random,
         probe = false,
         backlog = Number.POSITIVE_INFINITY,
+        slackMs = 0,
     ): DispatchReservation {
         const limit = concurrencyLimit(this, policy);
         const { slot } = this.slots.free(limit);
@@ -187,7 +189,7 @@ export class DomainState implements ScopeReads {
         if (!probe && policy.rampup) this.ramp(policy.rampup).onDispatch(now, policy.rampup, backlog, this.slots.inUse);
         const reservation: DispatchReservation = {
             previousNextDispatchAt: this.nextAt,
-            armedNextDispatchAt: now + dispatchSpacing(this, now, floorMs, policy, factor),
+            armedNextDispatchAt: now + Math.max(dispatchSpacing(this, now, floorMs, policy, factor), slackMs),
             slot,
             previousSlotNextAt,
             probe,

@@ -64,3 +64,9 @@ export const MAX_BACKGROUND_SHARE = 0.5;
  * (BBR drains at about a third of its rate for one round).
  */
 export const MAX_DRAIN = 0.5;
+/**
+ * The share of the time left to the crawl's horizon (when its slowest scope should finish) over which a
+ * scope whose pace is a guess spreads its last few requests: it finishes before the horizon though
+ * that estimate moves, and sends no faster than the crawl needs where a guess too fast costs a refusal.
+ */
+export const HORIZON_SHARE = 0.8;

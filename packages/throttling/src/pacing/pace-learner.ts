@@ -65,6 +65,11 @@ export class PaceLearner extends PaceLearnerState {
     private firstDispatchAt = -1;
     // When the last request went out (-1: none yet): a raised pace spaces the next from it.
     private lastSentAt = -1;
+    // Refused, and no quiet window held by the pace has proved one since the first refusal: the pace is a
+    // guess. Once one has, the learner knows the site's rate, later refusals only move it.
+    private guessed = false;
+    // A quiet window held by the pace has proved it after a refusal.
+    private settled = false;
 
     /** `initialRate`: a pace to start from instead of unpaced (Infinity). */
     constructor(initialRate = Number.POSITIVE_INFINITY) {
@@ -90,6 +95,11 @@ export class PaceLearner extends PaceLearnerState {
     /** When the last request went out, epoch ms (-1: none yet). */
     get lastDispatchAt(): number {
         return this.lastSentAt;
+    }
+
+    /** Refused, and no quiet window held by the pace has proved a pace since the first refusal. */
+    get paceIsGuess(): boolean {
+        return this.guessed;
     }
 
     /** A dispatch counted did not go out after all (the queue was empty, a shared clock said no). */
@@ -150,6 +160,7 @@ export class PaceLearner extends PaceLearnerState {
             return;
         }
         this.proof.reset();
+        this.guessed = !this.settled;
         this.points.add(now, this.counts.answered, this.rate, waitMs);
         if (!retry) this.lockout.begin(this.points.last(), last?.at ?? this.firstDispatchAt, last?.answered ?? 0);
         // The wait holds every request: the next window starts when it ends, and proves the new pace
@@ -345,6 +356,8 @@ export class PaceLearner extends PaceLearnerState {
         if (this.slots.onQuiet(now, delivered, slotBound, paced, maxConcurrency, this.times.typicalMs)) return;
         if (this.pace.endDrain()) return;
         if (!Number.isFinite(this.rate) || !this.window.heldByPace(now, this.rate, PACE_GAIN)) return;
+        this.settled = this.refusedAt >= 0;
+        this.guessed = false;
         // Twice the run that led to the cut without a refusal: the share fell, the cut followed the pace.
         const { dispatched, siteBacklog } = this.counts;
         this.trial.onQuiet(dispatched);
