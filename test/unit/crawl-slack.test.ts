@@ -3,7 +3,9 @@
  * the time the crawl still has, instead of sending them at a guess that may be refused. The horizon
  * is each scope's estimated finish, the latest of them; times are epoch ms on a manual timeline.
  */
-import { slackSpacingMs } from '../../packages/throttling/src/pacing/crawl-slack';
+import { finishEstimateAt, slackSpacingMs } from '../../packages/throttling/src/pacing/crawl-slack';
+import { DomainState } from '../../packages/throttling/src/pacing/domain-state';
+import { resolvePolicy } from '../../packages/throttling/src/pacing/policy';
 import { CrawlHorizon } from '../../packages/throttling/src/dispatch/crawl-horizon';
 import { PaceLearner } from '../../packages/throttling/src/pacing/pace-learner';
 import { RAMPUP_DEFAULTS } from '../../packages/throttling/src/pacing/rampup-policy';
@@ -50,6 +52,37 @@ describe('CrawlHorizon', () => {
         horizon.note('a.example', T0 + 1_000, T0 + 1_000);
         expect(horizon.at(T0 + 1_000)).toBe(T0 + 3_000);
         expect(horizon.at(T0 + 4_000)).toBe(0);
+    });
+});
+
+describe('finishEstimateAt', () => {
+    // A scope's settings as a user gets them: rampup on.
+    const ramping = resolvePolicy({}, {});
+    const pacedAt = (rate: number) => {
+        const s = new DomainState('a.com');
+        const learner = s.ramp(ramping.rampup!);
+        learner.rate = rate;
+        learner.safeRate = rate;
+        return s;
+    };
+
+    test('the requests after this one an interval of the pace apart, from the end of any backoff', () => {
+        const s = pacedAt(2);
+        expect(finishEstimateAt(s, ramping, 11, T0, 0)).toBe(T0 + 10 * 500);
+        // Nothing left after this one, or unpaced and never answered: nothing known past now.
+        expect(finishEstimateAt(s, ramping, 1, T0, 0)).toBe(T0);
+        expect(finishEstimateAt(new DomainState('b.com'), ramping, 11, T0, 0)).toBe(T0);
+        s.recordRateLimit(T0, 3_000, ramping);
+        expect(s.backoffUntil).toBeGreaterThanOrEqual(T0 + 3_000);
+        expect(finishEstimateAt(s, ramping, 11, T0, 0)).toBe(s.backoffUntil + 10 * (1000 / s.rampupState!.rate));
+    });
+
+    test('leaves the slack out: a scope spaced by the horizon does not push the horizon out', () => {
+        const s = pacedAt(2);
+        const armed = s.dispatch(T0, 0, ramping, () => 0.5, false, 5, 8_000);
+        // The dispatch was spaced 8 s by the horizon; the scope still needs only its pace's 500 ms a request.
+        expect(armed.armedNextDispatchAt - T0).toBe(8_000);
+        expect(finishEstimateAt(s, ramping, 5, T0, 0)).toBe(T0 + 4 * 500);
     });
 });
 

@@ -5,7 +5,7 @@ import type { ResolvedThrottlingOptions } from '../config/resolved-options';
 import type { DispatchReservation } from '../pacing/domain-state';
 import type { DomainStateStore } from '../pacing/domain-state-store';
 import { concurrencyLimit, readyAt } from '../pacing/readiness-decision';
-import { slackSpacingMs } from '../pacing/crawl-slack';
+import { finishEstimateAt, slackSpacingMs } from '../pacing/crawl-slack';
 import type { PacingFloor } from '../pacing/pacing-floor';
 import type { QuotaLedger } from './quota-ledger';
 import type { DomainQueue } from '../core/domain-queue';
@@ -199,7 +199,7 @@ export class Dispatcher {
         const reservation = this.states.update(entry.key, (s) =>
             s.dispatch(now, this.floor.ms, policy, this.options.random, probe, entry.queued, slackMs),
         );
-        if (!probe) this.noteFinish(entry, reservation, now);
+        if (!probe) this.noteFinish(entry, now);
         const ticket: Ticket = { entry, reservation, now, hold: emptyHold() };
         const slot = this.limits.slotWant(entry.key);
         const slotTaken = slot ? this.limits.take(entry, [slot], now, ticket.hold) : true;
@@ -218,21 +218,12 @@ export class Dispatcher {
         return slackSpacingMs(this.horizon.at(now), now, entry.queued, guessing === true);
     }
 
-    /**
-     * When the domain should be done, noted for the horizon: the requests left after this one, each an
-     * interval apart (the one this dispatch armed) or a typical answer over the slots, whichever is
-     * longer, from the end of any backoff. Unpaced and not answered yet, it estimates nothing.
-     */
-    private noteFinish(entry: DomainQueue, reservation: DispatchReservation, now: number): void {
+    /** When the domain should be done, noted for the horizon (pacing/crawl-slack.ts). */
+    private noteFinish(entry: DomainQueue, now: number): void {
         const state = this.states.read(entry.key);
         if (!state) return;
-        const typicalMs = state.rampupState?.typicalResponseMs ?? Number.POSITIVE_INFINITY;
-        const perSlotMs = Number.isFinite(typicalMs)
-            ? typicalMs / concurrencyLimit(state, this.router.policyOf(entry.key))
-            : 0;
-        const eachMs = Math.max(reservation.armedNextDispatchAt - now, perSlotMs);
-        const left = Math.max(0, entry.queued - 1);
-        this.horizon.note(entry.key, Math.max(now, state.backoffUntil) + left * eachMs, now);
+        const policy = this.router.policyOf(entry.key);
+        this.horizon.note(entry.key, finishEstimateAt(state, policy, entry.queued, now, this.floor.ms), now);
     }
 
     /**
