@@ -145,4 +145,28 @@ describe('slack in a crawl (the real manager, simulated sites)', () => {
         const lastOf = (host: string) => r.arrivals.get(host)!.at(-1)!.at;
         expect(lastOf(bucket.host)).toBeLessThan(lastOf(slow.host));
     });
+    test('a horizon renewed when a quota is announced: a window that holds the crawl counts before it sends again', async () => {
+        // The window announces its quota spent within a second and sends nothing until it turns; the
+        // bucket's pair comes 4 s in. Estimated only at dispatches, the window was still unpaced then,
+        // the horizon a moment away, and the bucket's guess was refused a third time.
+        const sites: SimSite[] = [
+            {
+                host: 'bucket.example',
+                rate: 0.87,
+                burst: 9,
+                latencyMs: 300,
+                refusal: { status: 429, retryAfter: 'http-date' },
+            },
+            {
+                host: 'window.example',
+                latencyMs: 20,
+                limiter: { kind: 'window', limit: 5, windowMs: 5_000, headers: 'draft-8' },
+            },
+        ];
+        const r = await simulateCrawl(sites, 20, {}, 40, 900_000);
+        const oracle = await simulateOracle(sites, 20, 40, 900_000);
+        expect(r.done).toBe(40);
+        expect(r.arrivals.get('bucket.example')!.filter((a) => a.refused).length).toBeLessThanOrEqual(2);
+        expect(r.makespanMs).toBeLessThanOrEqual(1.3 * oracle.makespanMs);
+    });
 });

@@ -199,7 +199,7 @@ export class Dispatcher {
         const reservation = this.states.update(entry.key, (s) =>
             s.dispatch(now, this.floor.ms, policy, this.options.random, probe, entry.queued, slackMs),
         );
-        if (!probe) this.noteFinish(entry, now);
+        if (!probe) this.estimateFinish(entry, now);
         const ticket: Ticket = { entry, reservation, now, hold: emptyHold() };
         const slot = this.limits.slotWant(entry.key);
         const slotTaken = slot ? this.limits.take(entry, [slot], now, ticket.hold) : true;
@@ -218,8 +218,12 @@ export class Dispatcher {
         return slackSpacingMs(this.horizon.at(now), now, entry.queued, guessing === true);
     }
 
-    /** When the domain should be done, noted for the horizon (pacing/crawl-slack.ts). */
-    private noteFinish(entry: DomainQueue, now: number): void {
+    /**
+     * When the domain should be done, noted for the horizon (pacing/crawl-slack.ts): at each dispatch,
+     * and when a refusal or an announced quota moved its clocks (a domain held by them sends nothing
+     * that would renew its estimate, and the horizon would come in too soon).
+     */
+    estimateFinish(entry: DomainQueue, now: number): void {
         const state = this.states.read(entry.key);
         if (!state) return;
         const policy = this.router.policyOf(entry.key);

@@ -345,9 +345,15 @@ function buildFlow(core: Core) {
 function buildSignals(core: Core, flow: ReturnType<typeof buildFlow>) {
     const { options, clock, now, warn, warnOnce, touch, states, floor, router, registry } = core;
     const { handouts, shared, scheduler, dispatcher, wake } = core;
+    // The horizon is renewed from a key whose clocks moved: held by them, it sends nothing that would.
+    const estimate = (key: string) => {
+        const entry = registry.get(key);
+        if (entry) dispatcher.estimateFinish(entry, now());
+        return entry;
+    };
     const changed = (key: string) => {
         shared.publish(key);
-        const entry = registry.get(key);
+        const entry = estimate(key);
         if (entry) touch(entry);
     };
     // A raised pace moved a key's clock earlier: its heap item would be too late.
@@ -384,6 +390,7 @@ function buildSignals(core: Core, flow: ReturnType<typeof buildFlow>) {
     });
     const responses = new ResponseInterpreter({
         ...{ options, clock, router, states, floor, handouts, shared, recorder, paces, warnOnce },
+        announced: estimate,
     });
     const completions = new CompletionTracker({
         ...{ clock, router, states, floor, registry, handouts, shared, limits: core.limits, scheduler, recorder },

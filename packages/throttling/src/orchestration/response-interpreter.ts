@@ -37,6 +37,8 @@ export interface ResponseInterpreterDeps {
     /** Whether a key is paced here (throttled, and not over the domain limit). */
     paces(key: string): boolean;
     warnOnce(message: string): void;
+    /** A key's announced limits were applied (its clocks may have moved). */
+    announced?(key: string): void;
 }
 
 /**
@@ -94,6 +96,7 @@ export class ResponseInterpreter {
                 this.deps.states.update(key, (s) =>
                     s.announce(now, { ...limits, sentAt: handout?.sentAt }, backoffMaxDelayMs, rampup),
                 );
+                this.deps.announced?.(key);
             }
             return;
         }
