@@ -69,7 +69,7 @@ export class Dispatcher {
     // When each domain's latest request was sent (the client's last hook), so the next one sent keeps
     // the interval after it; weak, so an evicted domain's entry goes with it.
     private readonly lastSends = new WeakMap<DomainQueue, number>();
-    // When the crawl's slowest domain should be done, from each domain's estimate at its dispatches.
+    // When the crawl's slowest domain should be done, from each domain's estimate (`estimateFinish`).
     private readonly horizon = new CrawlHorizon();
 
     constructor(deps: DispatcherDeps) {
