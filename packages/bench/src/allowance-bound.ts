@@ -135,16 +135,21 @@ export function allowanceRatio(workers: number, pages: number, unloadedMs: numbe
     return ratio;
 }
 
-function bucketsOf(family: BucketFamily, roundMs: number): Bucket[] {
-    const out: Bucket[] = [];
+/** Every bucket of `family`'s grid: each burst, at rates {@link RATE_STEP} apart (twin-forced.ts tries the same). */
+export function familyGrid(
+    family: Pick<BucketFamily, 'burst' | 'rate'> = B5_BUCKETS,
+): { rate: number; burst: number }[] {
+    const out: { rate: number; burst: number }[] = [];
     const [lowRate, highRate] = family.rate;
     for (let burst = family.burst[0]; burst <= family.burst[1]; burst++) {
-        for (let i = 0; lowRate + i * RATE_STEP <= highRate + EPSILON; i++) {
-            const rate = lowRate + i * RATE_STEP;
-            out.push({ burst, refill: (rate * roundMs) / 1000 });
-        }
+        for (let i = 0; lowRate + i * RATE_STEP <= highRate + EPSILON; i++)
+            out.push({ rate: lowRate + i * RATE_STEP, burst });
     }
     return out;
+}
+
+function bucketsOf(family: BucketFamily, roundMs: number): Bucket[] {
+    return familyGrid(family).map(({ rate, burst }) => ({ burst, refill: (rate * roundMs) / 1000 }));
 }
 
 /** A branch-and-bound search over the in-flight counts of each round; a bucket's tokens are -1 once it refused. */

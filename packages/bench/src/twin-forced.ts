@@ -1,6 +1,7 @@
 import { retryAfterValue, TokenBucket } from '@crawlee-throttling/polite-web';
 import type { RetryAfterStyle } from '@crawlee-throttling/polite-web';
 import { FAMILY_RANGES } from './family-mixes';
+import { familyGrid } from './allowance-bound';
 
 /**
  * Refusals at a token bucket that a twin forces, given what the learner sent before them
@@ -57,8 +58,6 @@ export interface MixLine {
  * lengthens it, so the twin's line is never tighter than a run would make it.
  */
 const ORACLE_LAG_MS = 10;
-/** Twin rates are tried this far apart, as allowance-bound.ts tries its buckets. */
-const RATE_STEP = 0.05;
 
 /** A bucket at the state `arrivals` left it in, or undefined where it answers any of them otherwise. */
 function replay(site: BucketSite, arrivals: readonly SiteArrival[], upTo: number): TokenBucket | undefined {
@@ -90,15 +89,9 @@ function oracleMs(site: BucketSite, pages: number): number {
 
 /** The buckets of B5's family that answer in `latencyMs` and refuse in `retryAfter`'s way. */
 function twinsOf(site: BucketSite): BucketSite[] {
-    const out: BucketSite[] = [];
-    const [low, high] = FAMILY_RANGES.rate;
-    for (let burst = FAMILY_RANGES.burst[0]; burst <= FAMILY_RANGES.burst[1]; burst++) {
-        for (let i = 0; low + i * RATE_STEP <= high + 1e-9; i++) {
-            const rate = Math.round((low + i * RATE_STEP) * 100) / 100;
-            if (rate !== site.rate || burst !== site.burst) out.push({ ...site, rate, burst });
-        }
-    }
-    return out;
+    return familyGrid()
+        .map(({ rate, burst }) => ({ ...site, rate: Math.round(rate * 100) / 100, burst }))
+        .filter((twin) => twin.rate !== site.rate || twin.burst !== site.burst);
 }
 
 /**
