@@ -195,7 +195,7 @@ export class Dispatcher {
      */
     open(entry: DomainQueue, now: number, probe = false): MaybePromise<Ticket | undefined> {
         const policy = this.router.policyOf(entry.key);
-        const slackMs = probe ? 0 : this.slackMs(entry, now);
+        const slackMs = probe || !policy.rampup ? 0 : this.slackMs(entry, now);
         const reservation = this.states.update(entry.key, (s) =>
             s.dispatch(now, this.floor.ms, policy, this.options.random, probe, entry.queued, slackMs),
         );
@@ -211,11 +211,10 @@ export class Dispatcher {
         });
     }
 
-    /** The least spacing after the domain's dispatch at `now` that the crawl's horizon allows (pacing/crawl-slack.ts). */
+    /** The least spacing after a ramping domain's dispatch at `now` that the crawl's horizon allows (pacing/crawl-slack.ts). */
     private slackMs(entry: DomainQueue, now: number): number {
-        const guessing =
-            this.router.policyOf(entry.key).rampup && this.states.read(entry.key)?.rampupState?.paceIsGuess;
-        return slackSpacingMs(this.horizon.at(now), now, entry.queued, guessing === true);
+        const guessing = this.states.read(entry.key)?.rampupState?.paceIsGuess === true;
+        return slackSpacingMs(this.horizon.at(now), now, entry.queued, guessing);
     }
 
     /**
